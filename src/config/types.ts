@@ -1,0 +1,188 @@
+/**
+ * The loaded, validated and fully merged suite: what `config/` hands to every later stage.
+ *
+ * Field names follow alibaba/skill-up's `v1alpha1` eval.yaml / case.yaml format
+ * (docs/guide/writing-evals.md), converted to camelCase. Every path here is absolute;
+ * every default (timeouts, `cases.defaults`) has already been applied, so no later
+ * stage reads a raw YAML document.
+ */
+
+/** One `skills[]` entry of eval.yaml: a skill folder to install, with its file selection. */
+export interface SkillRef {
+  source: 'local_path';
+  /** Absolute path to the skill folder (the one holding SKILL.md). */
+  path: string;
+  /** Globs relative to `path` (picomatch syntax, `**` crosses folders). Empty = every file. */
+  include: string[];
+  /** Globs relative to `path`; applied after `include`, so exclude wins. `evals/**` is always excluded. */
+  exclude: string[];
+  /** Folder name under the engine's skill folder; defaults to the skill's `name`. */
+  target?: string;
+}
+
+/** `engine.model` of eval.yaml. */
+export interface ModelConfig {
+  provider?: string;
+  name?: string;
+  baseUrl?: string;
+  /** Absolute path of the scripted-model rule file, with `provider: scripted`. */
+  script?: string;
+}
+
+/** `engine.custom` of eval.yaml: a user's own agent behind a command or an HTTP endpoint. */
+export interface CustomEngineConfig {
+  transport: 'local' | 'http';
+  responseFormat: 'session_result' | 'text';
+  conversationMode: 'batch' | 'stateful';
+  /** Per-call deadline in seconds; the smaller of this and the case timeout applies. */
+  timeoutSeconds?: number;
+  /** Extra environment for the agent process; the only place secrets may be referenced. */
+  env: Record<string, string>;
+  kwargs: Record<string, string>;
+  local?: {
+    command: string;
+    args: string[];
+    cwd?: string;
+    /** Workspace-relative path of the SessionInput JSON skill-up writes. */
+    inputFile?: string;
+    /** Workspace-relative path the agent writes its SessionResult to; stdout when unset. */
+    outputFile?: string;
+  };
+  http?: {
+    url: string;
+    headers: Record<string, string>;
+  };
+}
+
+/** `engine` of eval.yaml. */
+export interface EngineConfig {
+  /** Canonical engine name: `claude_code`, `codex`, `opencode`, `gemini_cli`, `qwen_code` or `custom`. */
+  name: string;
+  /** The name as written (a custom engine may be called anything). */
+  displayName: string;
+  /** Exact npm version to install into skill-up's cache; unset = engine on PATH. */
+  version?: string;
+  model: ModelConfig;
+  kwargs: Record<string, string>;
+  custom?: CustomEngineConfig;
+}
+
+/** `expect` of a case, merged with `cases.defaults.expect` (lists appended and de-duplicated, scalars overridden). */
+export interface ExpectSpec {
+  mustContain: string[];
+  mustNotContain: string[];
+  exitCode?: number;
+  filesExist: string[];
+  filesNotExist: string[];
+  fileContains: { path: string; content: string }[];
+  /** Absolute path of a file the final message must equal (trailing white space ignored). */
+  goldenFile?: string;
+}
+
+/** One rule of a `rule_based` judge's `success` or `failure` list. Exactly one key is set. */
+export interface Rule {
+  outputContains?: { all?: string[]; any?: string[]; not?: string[] };
+  outputMatches?: { all?: string[]; any?: string[]; not?: string[] };
+  exitCode?: number;
+  filesExist?: string[];
+  filesNotExist?: string[];
+  toolCalled?: { name: string; args?: Record<string, unknown> };
+  toolNotCalled?: { name: string };
+  skillInvoked?: string;
+  skillNotInvoked?: string;
+  turnResponseContains?: { turn: number; containsAll?: string[]; containsAny?: string[] };
+  turnResponseNotContains?: { turn: number; notContains: string[] };
+  toolCalledInTurn?: { turn: number; name: string; args?: Record<string, unknown> };
+  toolNotCalledInTurn?: { turn: number; name: string };
+}
+
+/** A case's `judge` (or one member of `judges`). `id` names it in reports. */
+export type JudgeSpec = { id?: string } & (
+  | { type: 'rule_based'; success: Rule[]; failure: Rule[] }
+  | { type: 'script'; scriptPath: string; timeoutSeconds: number }
+  | { type: 'agent_judge'; model?: string; criteria: string[]; passThreshold: number; timeoutSeconds: number }
+);
+
+/** `post_condition` of a turn: a gate checked on that turn's answer before the next turn is sent. */
+export interface PostCondition {
+  mustContainAll: string[];
+  mustContainAny: string[];
+  mustNotContain: string[];
+  onFail: 'fail' | 'skip_remaining';
+}
+
+/** One user turn. A single `input.prompt` becomes one turn. */
+export interface TurnSpec {
+  content: string;
+  postCondition?: PostCondition;
+  /** Values taken from this turn's answer into `{{variable}}` of later turns. */
+  capture: { variable: string; pattern?: string; jsonpath?: string }[];
+  timeoutSeconds?: number;
+}
+
+/** `context` of a case: how the fresh workspace is prepared before the engine starts. */
+export interface CaseContext {
+  /** Absolute path of a folder copied into the workspace. */
+  repoFixture?: string;
+  /** Workspace-relative path → file content. */
+  files: Record<string, string>;
+  git?: {
+    init: boolean;
+    checkout?: string;
+    /** Absolute path of a patch applied with `git apply`. */
+    applyDiff?: string;
+    remotes: { name: string; url: string }[];
+  };
+}
+
+/** A case with every default applied. */
+export interface CaseSpec {
+  id: string;
+  /** Absolute path of the case file (or eval.yaml for inline cases). */
+  file: string;
+  title?: string;
+  description?: string;
+  tags: string[];
+  turns: TurnSpec[];
+  context: CaseContext;
+  /** Seconds for the whole job (engine and judges); -1 = no deadline. */
+  timeoutSeconds: number;
+  maxTurns: number;
+  /** Trials per variant for this case. */
+  trials: number;
+  expect: ExpectSpec;
+  /** `judge` (one) or `judges` (several, all required to pass); empty = the expect gate alone decides. */
+  judges: JudgeSpec[];
+  /** Workspace-relative globs of files copied into the job's output folder. */
+  collectArtifacts: string[];
+  /** Engines this case runs on; unset = every engine of the run. */
+  engines?: string[];
+}
+
+/** The whole suite. */
+export interface Suite {
+  /** Absolute path of eval.yaml. */
+  evalFile: string;
+  /** Absolute path of the skill root: the folder holding SKILL.md and evals/. */
+  skillDir: string;
+  schemaVersion: 'v1alpha1';
+  environment: {
+    type: 'none' | 'docker';
+    env: Record<string, string>;
+    setupSteps: { run: string }[];
+    image?: string;
+    workspaceMount: string;
+  };
+  skills: SkillRef[];
+  engine: EngineConfig;
+  /** Extra engines from `engines:` (engine matrix); the first is always `engine`. */
+  engines: EngineConfig[];
+  cases: CaseSpec[];
+  parallelism: number;
+  retryPolicy: { maxRetries: number; retryOn: ('timeout' | 'error')[] };
+  benchmark: { enabled: boolean };
+  trials: number;
+  report: { formats: ReportFormat[]; artifacts: string[] };
+}
+
+export type ReportFormat = 'json' | 'junit' | 'html' | 'markdown' | 'benchmark';

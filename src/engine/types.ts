@@ -1,0 +1,129 @@
+/**
+ * The engine adapter contract (design.md, "Engine adapters") and the normalised Transcript
+ * every adapter produces. Adapters live in the top-level `engines/<name>/` folders.
+ */
+import type { CaseSpec, EngineConfig } from '../config/types.js';
+
+/** Token counts for one turn (never cumulative). */
+export interface TokenUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** One tool call the agent made. `output` is the tool result as text when the engine reports it. */
+export interface ToolCall {
+  name: string;
+  input: unknown;
+  output?: string;
+  isError?: boolean;
+}
+
+/** Evidence that a skill was used: `via` names the mechanism (`Skill` tool, `read SKILL.md`, …). */
+export interface SkillActivation {
+  skill: string;
+  via: string;
+}
+
+/** Why a turn could not produce an answer. Any error makes the job `error`, never `fail`. */
+export interface EngineError {
+  kind: 'crash' | 'timeout' | 'api' | 'missing' | 'protocol' | 'cancelled';
+  message: string;
+}
+
+/** The outcome of one user turn. */
+export interface TranscriptTurn {
+  /** 1-based turn number. */
+  index: number;
+  prompt: string;
+  /** The agent's final answer for this turn. */
+  finalText: string;
+  toolCalls: ToolCall[];
+  skillActivations: SkillActivation[];
+  /** Names of the skills the engine offered the model in this turn, when observable. */
+  skillsListed?: string[];
+  usage: TokenUsage;
+  /** USD, when the engine reports it. */
+  costUsd?: number;
+  durationMs: number;
+  sessionId?: string;
+  /** Exit code of the engine process; null when it was killed. */
+  exitCode: number | null;
+  error?: EngineError;
+  /** Job-folder-relative paths of the raw engine output files for this turn. */
+  rawFiles: string[];
+}
+
+/** The normalised record of one job's conversation. */
+export interface Transcript {
+  engine: string;
+  engineVersion?: string;
+  model?: string;
+  turns: TranscriptTurn[];
+}
+
+/** What an adapter receives for a job. */
+export interface EngineContext {
+  engine: EngineConfig;
+  case: CaseSpec;
+  variant: Variant;
+  /** 1-based trial number. */
+  trial: number;
+  /** Absolute path of the job's workspace (the agent's cwd). */
+  workspace: string;
+  /** Absolute path of a private folder the adapter may use as the engine's HOME/config. */
+  homeDir: string;
+  /** Absolute path of the job's output folder; raw engine files go under `outputs/`. */
+  outputDir: string;
+  /** Skill names installed into the workspace (empty in `without_skill`). */
+  installedSkills: string[];
+  /** Environment every engine process starts from (already stripped of skill-up's own variables). */
+  baseEnv: Record<string, string | undefined>;
+  /** Aborted on Ctrl-C or when the job deadline passes. */
+  signal: AbortSignal;
+  /** Epoch ms by which the whole job must end; Infinity = none. */
+  deadline: number;
+  /** Base URL of a scripted model server started for this run, when `provider: scripted`. */
+  modelBaseUrl?: string;
+}
+
+/** One turn request handed to `runTurn`. */
+export interface TurnRequest {
+  index: number;
+  prompt: string;
+  /** Session to resume (from the previous turn), when the engine supports it. */
+  sessionId?: string;
+  /** Every user message so far including this one, for engines that take the whole history. */
+  history: string[];
+  /** Milliseconds this turn may take. */
+  timeoutMs: number;
+}
+
+export type Variant = 'with_skill' | 'without_skill';
+
+/** An engine plug-in. One instance serves every job; per-job state lives in `prepare`'s result. */
+export interface EngineAdapter<P = unknown> {
+  /** Canonical name: 'claude_code' | 'codex' | 'opencode' | 'gemini_cli' | 'qwen_code' | 'custom'. */
+  name: string;
+  /** npm package for install/cache resolution, e.g. '@anthropic-ai/claude-code'. */
+  npmPackage?: string;
+  /** Workspace-relative folders the engine scans for skills; skills are installed into the first. */
+  skillDirs: string[];
+  /** Whether a later turn can resume the earlier turn's session. */
+  supportsResume: boolean;
+  /** Checks the engine can start (binary present, config sane). Throws EngineUnavailable. */
+  check?(engine: EngineConfig): Promise<{ version?: string }>;
+  /** Creates isolated homes, config files and the environment for one job. */
+  prepare(ctx: EngineContext): Promise<P>;
+  /** Runs one user turn to completion (stdout fully drained), never throwing for engine failures. */
+  runTurn(ctx: EngineContext, prepared: P, turn: TurnRequest): Promise<TranscriptTurn>;
+}
+
+/** Thrown by `check` when the engine cannot run at all (not installed, bad config). */
+export class EngineUnavailable extends Error {}
+
+/** Empty usage. */
+export function zeroUsage(): TokenUsage {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+}

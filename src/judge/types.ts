@@ -1,0 +1,42 @@
+/**
+ * Grading shapes. An assertion is `{text, passed, evidence}` exactly as in Anthropic's
+ * skill-creator `grading.json` (`expectations[]`), so reports can copy it verbatim.
+ */
+import type { CaseSpec } from '../config/types.js';
+import type { Transcript } from '../engine/types.js';
+
+/** One graded check. `evidence` says what was seen, so a reader can verify the verdict. */
+export interface Assertion {
+  text: string;
+  passed: boolean;
+  evidence: string;
+}
+
+export type Status = 'pass' | 'fail' | 'error' | 'skipped';
+
+/** The verdict on one job: the `expect` gate's assertions first, then the judge's. */
+export interface Grading {
+  status: Status;
+  assertions: Assertion[];
+  /** Why the status is `error` or `skipped`, or which gate failed. */
+  reason?: string;
+}
+
+/** Everything a judge may look at. Judges never start an engine themselves. */
+export interface JudgeInput {
+  case: CaseSpec;
+  transcript: Transcript;
+  /** The last completed turn's final text. */
+  finalMessage: string;
+  /** The engine's exit code of the last turn (0 when it ended normally). */
+  exitCode: number;
+  /** Absolute path of the job workspace after the engine ran. */
+  workspace: string;
+  /** Absolute path of the transcript JSON file given to script judges. */
+  transcriptPath: string;
+  /** Absolute path of the skill root, for `golden_file` and `script_path`. */
+  skillDir: string;
+  /** Per-turn status from the conversation (completed, skipped, failed, error). */
+  turnStatus: ('completed' | 'skipped' | 'failed' | 'error')[];
+  signal?: AbortSignal;
+}
