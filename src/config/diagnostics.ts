@@ -18,7 +18,7 @@ export interface Diagnostic {
 /** Thrown when input is invalid; `diagnostics` lists every problem found (errors and warnings). */
 export class ConfigError extends Error {
   constructor(readonly diagnostics: Diagnostic[]) {
-    super(diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic).join('\n'));
+    super(diagnostics.filter((d) => d.severity === "error").map((d) => formatDiagnostic(d)).join('\n'));
     this.name = 'ConfigError';
   }
 }

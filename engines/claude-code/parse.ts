@@ -1,0 +1,362 @@
+/**
+ * Claude Code `--output-format stream-json --verbose` output → the parts of a TranscriptTurn.
+ *
+ * Format source: shared/engines/claude-code-and-codex.md §2.4 (line types), §2.6 (skills),
+ * §2.7 (errors), and the captured samples in shared/engines/samples/claude-code/
+ * (`turn1-write`, `turn2-resume`, `skill-tool`, `error-500`, `error-500-with-2-retries`,
+ * `include-partial-messages` `.stream.jsonl`, and `output-format-json-max-turns.json`, which is
+ * the same `result` object `--output-format json` prints). Observed with Claude Code 2.1.332.
+ *
+ * Line types used (one JSON object per line; anything else is ignored):
+ * - `{"type":"system","subtype":"init", session_id, model, skills[], terminal_slash_commands[],
+ *   claude_code_version}` — not always line 1; found by subtype.
+ * - `{"type":"assistant","message":{id, model, content:[ONE block]}, is_api_error_message?}` —
+ *   one line per content block (`text`, `tool_use {id,name,input}`, `thinking`); the same
+ *   `message.id` repeats; `message.usage` is the message_start snapshot.
+ * - `{"type":"user","message":{content:[{type:"tool_result", tool_use_id, content, is_error?}]}}`.
+ * - `{"type":"system","subtype":"api_retry", attempt, error_status}` (only with retries > 0).
+ * - `{"type":"result", subtype, is_error, terminal_reason, api_error_status, result, errors[],
+ *   session_id, num_turns, duration_ms, total_cost_usd, usage{input_tokens, output_tokens,
+ *   cache_read_input_tokens, cache_creation_input_tokens}, model_usage_since_last_result}` — last.
+ *
+ * The parser is pure: feed it lines (`StreamJsonParser.push`) or a whole text
+ * (`parseStreamJson`); it never touches the file system.
+ */
+import type { EngineError, SkillActivation, TokenUsage, ToolCall } from '../../src/engine/types.js';
+
+/** Options for parsing one invocation's output. */
+export interface ParseOptions {
+  /** The `--max-turns` value passed, for the `max turns reached (N)` message. Default: the
+   * number in the result's `errors[]` text, else `num_turns`. */
+  maxTurns?: number;
+  /** `total_cost_usd` of the previous turn of the same session, USD. Only used when the result
+   * has no `model_usage_since_last_result` (older versions), to turn the session-cumulative
+   * `total_cost_usd` into a per-turn figure. */
+  previousTotalCostUsd?: number;
+  /** Longest tool output kept, characters; longer outputs are cut with a marker. Default 100 000. */
+  maxToolOutputChars?: number;
+}
+
+/** Everything one invocation's stream says. */
+export interface ClaudeStreamSummary {
+  /** UUID of the session (init line, else result line, else any line carrying `session_id`). */
+  sessionId?: string;
+  /** `result.result`; without it, the text of the last top-level assistant message. */
+  finalText: string;
+  /** Every tool call in order of appearance (subagents' calls included), paired with its result. */
+  toolCalls: ToolCall[];
+  /** `Skill` tool calls (`via: 'Skill tool'`) and `Read`s of `…/skills/<name>/SKILL.md`
+   * (`via: 'read SKILL.md'`), in order, excluding calls whose result was an error. */
+  skillActivations: SkillActivation[];
+  /** Skills the engine offered: the init line's `skills` minus its `terminal_slash_commands`
+   * (local commands such as `doctor` that are never listed to the model). Undefined without an
+   * init line. */
+  skillsListed?: string[];
+  /** Tokens of this invocation (`result.usage`; see `usageSource`). */
+  usage: TokenUsage;
+  /** `result` when read from the result line; `messages` when summed from assistant snapshots
+   * because there was no result line (input/cache exact, output a lower bound); `none`. */
+  usageSource: 'result' | 'messages' | 'none';
+  /** USD spent by this invocation: the sum of `model_usage_since_last_result[*].costUSD`, else
+   * `total_cost_usd − previousTotalCostUsd`. Undefined without a result line. */
+  costUsd?: number;
+  /** `total_cost_usd`: USD, cumulative over the session across `--resume`. */
+  totalCostUsd?: number;
+  /** `result.duration_ms`: the engine's own measure of the invocation, ms. */
+  engineDurationMs?: number;
+  /** `result.num_turns`: model requests made. */
+  numTurns?: number;
+  /** Model named by the init line (else by the first assistant message). */
+  model?: string;
+  /** `claude_code_version` of the init line. */
+  engineVersion?: string;
+  /** Whether a `result` line was seen. */
+  hasResult: boolean;
+  /** `result.terminal_reason` (`completed`, `api_error`, `max_turns`, …). */
+  terminalReason?: string;
+  /** Number of `system/api_retry` lines. */
+  apiRetries: number;
+  /** Lines that were not JSON objects. */
+  badLines: number;
+  /**
+   * The failure the stream itself reports, if any (process-level failures — timeout, crash,
+   * missing binary — are the adapter's to add):
+   * - result `is_error` with `terminal_reason: max_turns` (or subtype `error_max_turns`) →
+   *   `protocol`, `max turns reached (N)`;
+   * - result `is_error` with `terminal_reason: api_error` or an `api_error_status`, or an
+   *   `API Error:` result → `api` with the result text (which carries the API's message);
+   * - any other result `is_error` → `crash` with the terminal reason and `errors[]`;
+   * - no result line but an assistant line flagged `is_api_error_message` → `api` with its text.
+   * `subtype` is deliberately not used: an API error reports `subtype: "success"` (§2.7).
+   */
+  error?: EngineError;
+}
+
+type Json = Record<string, unknown>;
+
+const SKILL_MD = /(?:^|[\\/])skills[\\/]([^\\/]+)[\\/]SKILL\.md$/;
+
+function isObj(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+function roundUsd(v: number): number {
+  return Math.round(v * 1e10) / 1e10;
+}
+
+/** Text of a `tool_result.content`: a string, or the text blocks of an array joined by newlines. */
+export function toolResultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((b) => (isObj(b) ? (b.type === 'text' ? (str(b.text) ?? '') : `[${str(b.type) ?? 'block'}]`) : String(b)))
+      .join('\n');
+  }
+  if (content === undefined || content === null) return '';
+  return JSON.stringify(content);
+}
+
+/** Incremental parser: `push` each stdout line, then `finish`. */
+export class StreamJsonParser {
+  private readonly opts: ParseOptions;
+  private init?: Json;
+  private result?: Json;
+  private anySessionId?: string;
+  private firstModel?: string;
+  private readonly calls: { id?: string; call: ToolCall }[] = [];
+  private readonly callById = new Map<string, ToolCall>();
+  /** Per assistant message id: last snapshot usage (for the no-result fallback). */
+  private readonly msgUsage = new Map<string, TokenUsage>();
+  /** Text blocks of the last top-level assistant message. */
+  private lastMsgId?: string;
+  private lastMsgText: string[] = [];
+  private apiErrorText?: string;
+  private apiRetries = 0;
+  private badLines = 0;
+
+  constructor(opts: ParseOptions = {}) {
+    this.opts = opts;
+  }
+
+  /** Consumes one line (blank lines and non-JSON lines are counted and skipped). */
+  push(line: string): void {
+    const trimmed = line.trim();
+    if (trimmed === '') return;
+    let d: unknown;
+    try {
+      d = JSON.parse(trimmed);
+    } catch {
+      this.badLines++;
+      return;
+    }
+    if (!isObj(d)) {
+      this.badLines++;
+      return;
+    }
+    const sid = str(d.session_id);
+    if (sid && !this.anySessionId) this.anySessionId = sid;
+    switch (d.type) {
+      case 'system':
+        if (d.subtype === 'init' && !this.init) this.init = d;
+        else if (d.subtype === 'api_retry') this.apiRetries++;
+        break;
+      case 'assistant':
+        this.onAssistant(d);
+        break;
+      case 'user':
+        this.onUser(d);
+        break;
+      case 'result':
+        this.result = d;
+        break;
+      default:
+        break; // stream_event, hook events, …
+    }
+  }
+
+  private onAssistant(d: Json): void {
+    const msg = isObj(d.message) ? d.message : undefined;
+    if (!msg) return;
+    const id = str(msg.id);
+    const model = str(msg.model);
+    if (model && model !== '<synthetic>' && !this.firstModel) this.firstModel = model;
+    const content = Array.isArray(msg.content) ? msg.content : [];
+    const topLevel = d.parent_tool_use_id === null || d.parent_tool_use_id === undefined;
+    if (d.is_api_error_message === true || (model === '<synthetic>' && typeof d.error === 'string')) {
+      const text = content
+        .filter(isObj)
+        .map((b) => str(b.text) ?? '')
+        .join('\n')
+        .trim();
+      this.apiErrorText = text || str(d.error) || 'API error';
+    } else if (id && isObj(msg.usage)) {
+      const u = msg.usage;
+      this.msgUsage.set(id, {
+        input: num(u.input_tokens) ?? 0,
+        output: num(u.output_tokens) ?? 0,
+        cacheRead: num(u.cache_read_input_tokens) ?? 0,
+        cacheWrite: num(u.cache_creation_input_tokens) ?? 0,
+      });
+    }
+    if (topLevel && id !== this.lastMsgId) {
+      this.lastMsgId = id;
+      this.lastMsgText = [];
+    }
+    for (const b of content) {
+      if (!isObj(b)) continue;
+      if (b.type === 'text' && topLevel) {
+        const t = str(b.text);
+        if (t) this.lastMsgText.push(t);
+      } else if (b.type === 'tool_use') {
+        const call: ToolCall = { name: str(b.name) ?? '', input: b.input ?? {} };
+        const callId = str(b.id);
+        if (callId && this.callById.has(callId)) continue; // the same block repeated
+        this.calls.push({ id: callId, call });
+        if (callId) this.callById.set(callId, call);
+      }
+    }
+  }
+
+  private onUser(d: Json): void {
+    const msg = isObj(d.message) ? d.message : undefined;
+    const content = msg && Array.isArray(msg.content) ? msg.content : [];
+    for (const b of content) {
+      if (!isObj(b) || b.type !== 'tool_result') continue;
+      const call = this.callById.get(str(b.tool_use_id) ?? '');
+      if (!call) continue;
+      const max = this.opts.maxToolOutputChars ?? 100_000;
+      let text = toolResultText(b.content);
+      if (text.length > max) text = `${text.slice(0, max)}\n… [truncated ${text.length - max} characters]`;
+      call.output = text;
+      call.isError = b.is_error === true;
+    }
+  }
+
+  /** Everything seen so far, summarised. */
+  finish(): ClaudeStreamSummary {
+    const init = this.init;
+    const r = this.result;
+    const toolCalls = this.calls.map((c) => c.call);
+
+    const skillActivations: SkillActivation[] = [];
+    for (const c of toolCalls) {
+      if (c.isError) continue;
+      const input = isObj(c.input) ? c.input : {};
+      if (c.name === 'Skill') {
+        const skill = (str(input.skill) ?? str(input.command) ?? str(input.name) ?? '').replace(/^\//, '').trim();
+        if (skill) skillActivations.push({ skill, via: 'Skill tool' });
+      } else if (c.name === 'Read') {
+        const m = SKILL_MD.exec(str(input.file_path) ?? str(input.path) ?? '');
+        if (m) skillActivations.push({ skill: m[1]!, via: 'read SKILL.md' });
+      }
+    }
+
+    let skillsListed: string[] | undefined;
+    if (init && Array.isArray(init.skills)) {
+      const local = new Set(Array.isArray(init.terminal_slash_commands) ? init.terminal_slash_commands.filter((s) => typeof s === 'string') : []);
+      skillsListed = init.skills.filter((s): s is string => typeof s === 'string' && !local.has(s));
+    }
+
+    let usage: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    let usageSource: ClaudeStreamSummary['usageSource'] = 'none';
+    if (r && isObj(r.usage)) {
+      const u = r.usage;
+      usage = {
+        input: num(u.input_tokens) ?? 0,
+        output: num(u.output_tokens) ?? 0,
+        cacheRead: num(u.cache_read_input_tokens) ?? 0,
+        cacheWrite: num(u.cache_creation_input_tokens) ?? 0,
+      };
+      usageSource = 'result';
+    } else if (this.msgUsage.size > 0) {
+      for (const u of this.msgUsage.values()) {
+        usage.input += u.input;
+        usage.output += u.output;
+        usage.cacheRead += u.cacheRead;
+        usage.cacheWrite += u.cacheWrite;
+      }
+      usageSource = 'messages';
+    }
+
+    const totalCostUsd = r ? num(r.total_cost_usd) : undefined;
+    let costUsd: number | undefined;
+    if (r && isObj(r.model_usage_since_last_result)) {
+      costUsd = 0;
+      for (const m of Object.values(r.model_usage_since_last_result)) {
+        if (isObj(m)) costUsd += num(m.costUSD) ?? 0;
+      }
+      costUsd = roundUsd(costUsd);
+    } else if (totalCostUsd !== undefined) {
+      costUsd = roundUsd(Math.max(0, totalCostUsd - (this.opts.previousTotalCostUsd ?? 0)));
+    }
+
+    const resultText = r ? str(r.result) : undefined;
+    const finalText = resultText ?? this.lastMsgText.join('\n');
+
+    return {
+      sessionId: (init && str(init.session_id)) ?? (r && str(r.session_id)) ?? this.anySessionId,
+      finalText,
+      toolCalls,
+      skillActivations,
+      skillsListed,
+      usage,
+      usageSource,
+      costUsd,
+      totalCostUsd,
+      engineDurationMs: r ? num(r.duration_ms) : undefined,
+      numTurns: r ? num(r.num_turns) : undefined,
+      model: (init && str(init.model)) ?? this.firstModel,
+      engineVersion: init ? str(init.claude_code_version) : undefined,
+      hasResult: r !== undefined,
+      terminalReason: r ? str(r.terminal_reason) : undefined,
+      apiRetries: this.apiRetries,
+      badLines: this.badLines,
+      error: this.classify(r, resultText),
+    };
+  }
+
+  private classify(r: Json | undefined, resultText: string | undefined): EngineError | undefined {
+    if (!r) {
+      return this.apiErrorText !== undefined ? { kind: 'api', message: this.apiErrorText } : undefined;
+    }
+    if (r.is_error !== true) return undefined;
+    const reason = str(r.terminal_reason);
+    const errors = Array.isArray(r.errors) ? r.errors.filter((e): e is string => typeof e === 'string') : [];
+    if (reason === 'max_turns' || (reason === undefined && r.subtype === 'error_max_turns')) {
+      const fromText = errors.map((e) => /\((\d+)\)/.exec(e)?.[1]).find((x) => x !== undefined);
+      const n = this.opts.maxTurns ?? (fromText !== undefined ? Number(fromText) : num(r.num_turns));
+      return { kind: 'protocol', message: `max turns reached (${n ?? '?'})` };
+    }
+    const apiStatus = num(r.api_error_status);
+    if (reason === 'api_error' || apiStatus !== undefined || resultText?.startsWith('API Error')) {
+      return { kind: 'api', message: resultText ?? this.apiErrorText ?? (errors.join('; ') || `API error${apiStatus ? ` ${apiStatus}` : ''}`) };
+    }
+    const detail = errors.join('; ') || resultText || '';
+    return { kind: 'crash', message: `${reason ?? str(r.subtype) ?? 'error'}${detail ? `: ${detail}` : ''}` };
+  }
+}
+
+/** Parses a whole stream-json text (or the single object of `--output-format json`). */
+export function parseStreamJson(text: string, opts: ParseOptions = {}): ClaudeStreamSummary {
+  const p = new StreamJsonParser(opts);
+  const trimmed = text.trim();
+  if (trimmed.startsWith('{') && trimmed.includes('\n')) {
+    // A pretty-printed single object (`--output-format json` piped through a formatter).
+    try {
+      const whole: unknown = JSON.parse(trimmed);
+      if (isObj(whole)) {
+        p.push(JSON.stringify(whole));
+        return p.finish();
+      }
+    } catch {
+      /* JSON lines: parse line by line */
+    }
+  }
+  for (const line of text.split('\n')) p.push(line);
+  return p.finish();
+}

@@ -1,0 +1,30 @@
+/**
+ * Command-line parsing on node:util `parseArgs`, with usage errors that name the flag and
+ * exit with code 2 instead of a stack trace.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** A usage mistake: the CLI prints the message and the command's help hint, exit code 2. */
+export class UsageError extends Error {}
+
+/** Parses `argv` against `options`; unknown flags and missing values become UsageError. */
+export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
+  }
+}
+
+/** Parses an integer flag within [min, max]. */
+export function intFlag(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got \`${value}\``);
+  return n;
+}
+
+/** Splits repeatable, comma-separable flags: `--engine a,b --engine c` → [a, b, c]. */
+export function listFlag(values: string[] | undefined): string[] {
+  return (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+/** The `skill-up` executable: runs the CLI and sets the exit code. */
+import { main } from './main.js';
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+    // Whatever handle might linger (a stuck socket), the command is done: leave within a second.
+    setTimeout(() => process.exit(code), 1000).unref();
+  },
+  (e) => {
+    process.stderr.write(`skill-up: internal error: ${(e as Error).stack ?? e}\n`);
+    process.exitCode = 3;
+  },
+);

@@ -1,0 +1,65 @@
+/**
+ * skill-up's entry point: dispatches sub-commands and turns every expected failure into one
+ * clear message and an exit code (2 for bad input, 3 for infrastructure), never a stack trace.
+ */
+import { ConfigError } from '../config/diagnostics.js';
+import { PlanError } from '../plan/plan.js';
+import { UsageError } from './args.js';
+import { printDiagnostics } from './diagnostics.js';
+import { runCommand } from './run.js';
+import { listCasesCommand, validateCommand } from './validate.js';
+import { VERSION } from './version.js';
+
+const HELP = `skill-up ${VERSION}: does an Agent Skill make coding agents better? Measure it.
+
+Usage: skill-up <command> [options]
+
+Commands:
+  run [path]          run a skill's eval suite and write result.json, report.xml
+  validate [path]     check eval.yaml, case files and SKILL.md; report every problem
+  list-cases [path]   list the suite's cases
+
+Run \`skill-up <command> --help\` for a command's options and examples.
+
+Examples:
+  skill-up run examples/hello-custom --trials 3 --baseline
+  skill-up validate path/to/my-skill
+`;
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  run: runCommand,
+  validate: validateCommand,
+  'list-cases': listCasesCommand,
+};
+
+/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (!cmd || cmd === '-h' || cmd === '--help' || cmd === 'help') {
+    process.stdout.write(HELP);
+    return cmd ? 0 : 2;
+  }
+  if (cmd === '-v' || cmd === '--version') {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  const handler = COMMANDS[cmd];
+  if (!handler) {
+    process.stderr.write(`skill-up: unknown command \`${cmd}\` (commands: ${Object.keys(COMMANDS).join(', ')}; see skill-up --help)\n`);
+    return 2;
+  }
+  try {
+    return await handler(rest);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      printDiagnostics(e.diagnostics);
+      return 2;
+    }
+    if (e instanceof UsageError || e instanceof PlanError) {
+      process.stderr.write(`skill-up ${cmd}: ${e.message} (see skill-up ${cmd} --help)\n`);
+      return 2;
+    }
+    process.stderr.write(`skill-up ${cmd}: internal error: ${(e as Error).stack ?? e}\n`);
+    return 3;
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * `skill-up run [path]`: load → plan → run → grade → report, with a live progress display,
+ * a crash-safe journal, and Ctrl-C handling that stops the engines and still writes reports.
+ */
+import { basename, resolve } from 'node:path';
+import { loadSuite } from '../config/load.js';
+import type { Suite } from '../config/types.js';
+import { getAdapter, unavailableAdapter } from '../engine/registry.js';
+import { EngineUnavailable, type EngineAdapter } from '../engine/types.js';
+import { planJobs, type Job } from '../plan/plan.js';
+import { writeReports } from '../report/write.js';
+import { lintSkill } from '../skill/lint.js';
+import type { ResolvedSkill } from '../run/job.js';
+import { Journal } from '../run/journal.js';
+import { createIterationDir, defaultOutputRoot } from '../run/output.js';
+import { createProgress } from '../run/progress.js';
+import { executeJobs } from '../run/run.js';
+import type { JobResult } from '../run/types.js';
+import { wilson } from '../stats/index.js';
+import { intFlag, listFlag, parse, UsageError } from './args.js';
+import { printWarnings } from './diagnostics.js';
+import { VERSION } from './version.js';
+
+export const RUN_HELP = `Usage: skill-up run [path] [options]
+
+Runs a skill's eval suite: every case, in a fresh workspace, on a real agent engine,
+graded by the suite's judges. [path] is an eval.yaml, a skill folder holding
+evals/eval.yaml, or omitted (walks up from the current folder to SKILL.md + evals/).
+
+Options:
+  --case <glob>            run only cases whose id matches (repeatable)
+  --exclude-case <glob>    skip cases whose id matches (repeatable; wins over --case)
+  --tag <tag>              run only cases with this tag (repeatable)
+  --trials <n>             trials per case and variant (overrides the suite)
+  --baseline               also run every case without the skill (as benchmark.enabled)
+  --engine <name[,name]>   engines to run (overrides the suite's engine)
+  --parallelism <n>        jobs at once, 1-256 (default: cases.parallelism)
+  --output-dir <dir>       root of iteration-N folders (default: <skill>-workspace beside the skill)
+  --keep-workspaces        keep each job's workspace folder for inspection
+  --dry-run                print the plan and exit
+  -h, --help               show this help
+
+Exit codes: 0 every with_skill job passed, 1 some failed, 2 config or usage error,
+3 an engine or the harness broke (error), 130 interrupted.
+
+Examples:
+  skill-up run                                  # the skill around the current folder
+  skill-up run examples/hello-custom --trials 3 --baseline
+  skill-up run path/to/evals/eval.yaml --case 'greet-*' --parallelism 4
+  skill-up run --tag smoke --dry-run
+`;
+
+const OPTIONS = {
+  case: { type: 'string', multiple: true },
+  'exclude-case': { type: 'string', multiple: true },
+  tag: { type: 'string', multiple: true },
+  trials: { type: 'string' },
+  baseline: { type: 'boolean' },
+  engine: { type: 'string', multiple: true },
+  parallelism: { type: 'string' },
+  'output-dir': { type: 'string' },
+  'keep-workspaces': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Runs the command; returns the process exit code. ConfigError and UsageError propagate to main. */
+export async function runCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, OPTIONS);
+  if (values.help) {
+    process.stdout.write(RUN_HELP);
+    return 0;
+  }
+  if (positionals.length > 1) throw new UsageError(`run takes one path, got ${positionals.length}: ${positionals.join(' ')}`);
+  const trials = intFlag('trials', values.trials, 1, 1000);
+  const parallelismFlag = intFlag('parallelism', values.parallelism, 1, 256);
+  const { suite, warnings } = await loadSuite(positionals[0], { cwd: process.cwd() });
+  printWarnings(warnings);
+  const engineNames = listFlag(values.engine as string[] | undefined);
+  applyEngineOverride(suite, engineNames);
+  const jobs = planJobs(suite, {
+    cases: values.case as string[] | undefined,
+    excludeCases: values['exclude-case'] as string[] | undefined,
+    tags: values.tag as string[] | undefined,
+    trials,
+    baseline: values.baseline,
+  });
+  const parallelism = parallelismFlag ?? suite.parallelism;
+  if (values['dry-run']) {
+    printPlan(suite, jobs, parallelism);
+    return 0;
+  }
+  for (const f of suite.report.formats) {
+    if (f !== 'json' && f !== 'junit') process.stderr.write(`warning: report format \`${f}\` is not available in this version; writing json and junit\n`);
+  }
+  const skills = await resolveSkills(suite);
+  const skillName = skills[0]?.name ?? basename(suite.skillDir);
+  const adapters = new Map<string, EngineAdapter>();
+  const versions = new Map<string, string | undefined>();
+  for (const e of suite.engines) {
+    try {
+      const adapter = await getAdapter(e, suite);
+      versions.set(e.name, adapter.check ? (await adapter.check(e)).version : undefined);
+      adapters.set(e.name, adapter);
+    } catch (err) {
+      if (!(err instanceof EngineUnavailable)) throw err;
+      process.stderr.write(`error: ${err.message}\n`);
+      adapters.set(e.name, unavailableAdapter(e.name, err.message));
+    }
+  }
+  const outputRoot = values['output-dir'] ? resolve(values['output-dir']) : defaultOutputRoot(suite.skillDir, skillName);
+  const { dir, iteration } = await createIterationDir(outputRoot);
+  const startedAt = new Date();
+  const journal = await Journal.create(`${dir}/journal.jsonl`, { type: 'run', startedAt: startedAt.toISOString(), evalFile: suite.evalFile, jobs: jobs.length });
+  process.stderr.write(`skill-up ${VERSION}: ${jobs.length} job(s) of ${new Set(jobs.map((j) => j.case.id)).size} case(s) → ${dir}\n`);
+
+  const abort = new AbortController();
+  let interrupts = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts > 1) process.exit(130);
+    process.stderr.write(`\n${sig}: stopping running engines and writing reports for finished jobs (press Ctrl-C again to quit at once)\n`);
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const progress = createProgress(jobs.length);
+  let results: JobResult[] = [];
+  try {
+    results = await executeJobs({
+      jobs,
+      parallelism,
+      journal,
+      progress,
+      env: {
+        suite,
+        adapters,
+        skills,
+        iterationDir: dir,
+        keepWorkspaces: Boolean(values['keep-workspaces']),
+        baseEnv: { ...process.env },
+        signal: abort.signal,
+      },
+    });
+  } finally {
+    progress.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await journal.flush();
+  }
+  const interrupted = abort.signal.aborted;
+  const exitCode = interrupted ? 130 : exitCodeOf(results);
+  const endedAt = new Date();
+  const written = await writeReports(
+    dir,
+    {
+      tool: { name: 'skill-up', version: VERSION },
+      skill: { name: skillName, path: suite.skillDir },
+      evalFile: suite.evalFile,
+      iteration,
+      startedAt: startedAt.toISOString(),
+      endedAt: endedAt.toISOString(),
+      durationMs: endedAt.getTime() - startedAt.getTime(),
+      interrupted,
+      notRun: jobs.length - results.length,
+      engines: suite.engines.map((e) => ({ ...e, resolvedVersion: versions.get(e.name) })),
+      options: { parallelism, trials: trials ?? null, baseline: Boolean(values.baseline) || suite.benchmark.enabled, argv },
+      exitCode,
+    },
+    results,
+    suite.report.formats,
+  );
+  printSummary(results, jobs.length);
+  for (const w of written) process.stdout.write(`wrote ${w}\n`);
+  return exitCode;
+}
+
+/** `--engine a,b` replaces the suite's engines; names must be among the suite's (or its base engine renamed). */
+function applyEngineOverride(suite: Suite, names: string[]): void {
+  if (names.length === 0) return;
+  const known = new Map(suite.engines.map((e) => [e.name, e]));
+  known.set(suite.engine.displayName, suite.engine);
+  suite.engines = names.map((n) => {
+    const canonical = n.replace(/-/g, '_');
+    const found = known.get(n) ?? known.get(canonical);
+    if (found) return found;
+    if (suite.engine.name === 'custom') throw new UsageError(`--engine ${n}: this suite defines a custom engine \`${suite.engine.displayName}\`; other engines need their own engine block`);
+    return { ...suite.engine, name: canonical, displayName: n, custom: undefined };
+  });
+  suite.engine = suite.engines[0]!;
+}
+
+async function resolveSkills(suite: Suite): Promise<ResolvedSkill[]> {
+  const out: ResolvedSkill[] = [];
+  for (const s of suite.skills) {
+    const info = await lintSkill(s.path);
+    out.push({ name: s.target ?? info.name ?? basename(s.path), path: s.path, include: s.include, exclude: s.exclude });
+  }
+  return out;
+}
+
+/** 0 when every with_skill job passed (skips ignored), 3 when any errored, else 1 when any failed. */
+export function exitCodeOf(results: JobResult[]): number {
+  const primary = results.filter((r) => r.variant === 'with_skill');
+  if (primary.some((r) => r.status === 'error')) return 3;
+  if (primary.some((r) => r.status === 'fail')) return 1;
+  return 0;
+}
+
+function printPlan(suite: Suite, jobs: Job[], parallelism: number): void {
+  const out = process.stdout;
+  out.write(`Would run ${jobs.length} job(s) at parallelism ${parallelism} on ${suite.engines.map((e) => e.displayName).join(', ')}:\n`);
+  const byCase = new Map<string, Job[]>();
+  for (const j of jobs) byCase.set(j.case.id, [...(byCase.get(j.case.id) ?? []), j]);
+  for (const [id, js] of byCase) {
+    const variants = [...new Set(js.map((j) => j.variant))].join(' + ');
+    const trials = Math.max(...js.map((j) => j.trial));
+    const engines = [...new Set(js.map((j) => j.engine))].join(', ');
+    out.write(`  ${id.padEnd(32)} ${variants} × ${trials} trial(s) on ${engines}  (${js.length} job(s))\n`);
+  }
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(0)}%`;
+}
+
+/** Prints pass rates with Wilson 95% intervals per engine and variant, and the uplift. */
+function printSummary(results: JobResult[], planned: number): void {
+  const out = process.stdout;
+  const groups = new Map<string, JobResult[]>();
+  for (const r of results) groups.set(`${r.engine}\t${r.variant}`, [...(groups.get(`${r.engine}\t${r.variant}`) ?? []), r]);
+  const rates = new Map<string, number>();
+  out.write('\n');
+  for (const [key, rs] of groups) {
+    const [engine, variant] = key.split('\t');
+    const passed = rs.filter((r) => r.status === 'pass').length;
+    const failed = rs.filter((r) => r.status === 'fail').length;
+    const errors = rs.filter((r) => r.status === 'error').length;
+    const graded = passed + failed;
+    const ci = wilson(passed, graded);
+    if (graded) rates.set(key, passed / graded);
+    const rate = graded ? `${pct(passed / graded)} [95% CI ${pct(ci.low)}–${pct(ci.high)}]` : 'n/a';
+    out.write(`${engine} ${variant}: ${passed}/${graded} passed ${rate}${errors ? `, ${errors} error(s)` : ''}\n`);
+  }
+  for (const engine of new Set(results.map((r) => r.engine))) {
+    const w = rates.get(`${engine}\twith_skill`);
+    const wo = rates.get(`${engine}\twithout_skill`);
+    if (w !== undefined && wo !== undefined) {
+      const d = (w - wo) * 100;
+      out.write(`${engine} uplift: ${d >= 0 ? '+' : ''}${d.toFixed(0)} points (with_skill ${pct(w)} vs without_skill ${pct(wo)})\n`);
+    }
+  }
+  if (results.length < planned) out.write(`${planned - results.length} job(s) not run (interrupted)\n`);
+}

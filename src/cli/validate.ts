@@ -1,0 +1,55 @@
+/** `skill-up validate [path]` and `skill-up list-cases [path]`. */
+import { loadSuite } from '../config/load.js';
+import { parse, UsageError } from './args.js';
+import { printWarnings } from './diagnostics.js';
+
+export const VALIDATE_HELP = `Usage: skill-up validate [path]
+
+Checks eval.yaml, every case file and SKILL.md (agentskills.io rules) and reports every
+problem as file:line:col: field: message. Exit code 0 when valid, 2 otherwise.
+
+Examples:
+  skill-up validate                         # the skill around the current folder
+  skill-up validate path/to/my-skill
+  skill-up validate path/to/my-skill/evals/eval.yaml
+`;
+
+export const LIST_HELP = `Usage: skill-up list-cases [path] [--tag <tag>]
+
+Lists the suite's cases: id, tags, turns, trials and the first prompt line.
+
+Examples:
+  skill-up list-cases
+  skill-up list-cases examples/hello-custom --tag smoke
+`;
+
+/** Runs `validate`; returns the exit code. */
+export async function validateCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { help: { type: 'boolean', short: 'h' } });
+  if (values.help) {
+    process.stdout.write(VALIDATE_HELP);
+    return 0;
+  }
+  if (positionals.length > 1) throw new UsageError('validate takes one path');
+  const { suite, warnings } = await loadSuite(positionals[0], { cwd: process.cwd(), validateAllCases: true });
+  printWarnings(warnings);
+  process.stdout.write(`✓ ${suite.evalFile} is valid (${suite.cases.length} case(s), engine ${suite.engines.map((e) => e.displayName).join(', ')})\n`);
+  return 0;
+}
+
+/** Runs `list-cases`; returns the exit code. */
+export async function listCasesCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { help: { type: 'boolean', short: 'h' }, tag: { type: 'string', multiple: true } });
+  if (values.help) {
+    process.stdout.write(LIST_HELP);
+    return 0;
+  }
+  const { suite } = await loadSuite(positionals[0], { cwd: process.cwd() });
+  const tags = new Set((values.tag as string[] | undefined) ?? []);
+  const cases = suite.cases.filter((c) => tags.size === 0 || c.tags.some((t) => tags.has(t)));
+  const rows = cases.map((c) => [c.id, c.tags.join(',') || '-', String(c.turns.length), String(c.trials), (c.turns[0]?.content ?? '').split('\n')[0]!.slice(0, 60)]);
+  const head = ['ID', 'TAGS', 'TURNS', 'TRIALS', 'PROMPT'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  for (const r of [head, ...rows]) process.stdout.write(r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]!) : c)).join('  ') + '\n');
+  return 0;
+}

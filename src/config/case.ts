@@ -1,0 +1,205 @@
+/**
+ * One case (a case file, or an item of `cases.inline`) → `CaseSpec`, with `cases.defaults`
+ * and the eval-level judges applied. Problems are reported at their place; the spec is built
+ * anyway so every problem of a suite is found in one pass.
+ */
+import path from 'node:path';
+import type { CaseContext, CaseSpec, ExpectSpec, JudgeSpec, PostCondition, TurnSpec } from './types.js';
+import { canonicalEngineName, unknownEngineMessage } from './engines.js';
+import { buildExpect, mergeExpect, unique } from './expect.js';
+import { buildJudges } from './judges.js';
+import { checkWorkspacePath, skillPath } from './paths.js';
+import { checkCapturePattern } from './patterns.js';
+import type { Field } from './yaml-source.js';
+
+export const DEFAULT_TIMEOUT_SECONDS = 300;
+export const DEFAULT_MAX_TURNS = 10;
+
+/** What every case inherits from eval.yaml. */
+export interface CaseDefaults {
+  skillDir: string;
+  /** `cases.defaults.timeout_seconds` (0 = unset). */
+  timeoutSeconds: number;
+  /** `cases.defaults.max_turns` (0 = unset). */
+  maxTurns: number;
+  collectArtifacts: string[];
+  expect: ExpectSpec;
+  /** `cases.defaults.trials` ?? eval-level `trials` ?? 1. */
+  trials: number;
+  judges: JudgeSpec[];
+  /** Names of the suite's custom engines as written (a case may name them in `engines`). */
+  customEngineNames: ReadonlySet<string>;
+}
+
+/** Builds the case at `field`; `file` is where it was read from, `fallbackId` its file name. */
+export function buildCase(field: Field, file: string, fallbackId: string | undefined, d: CaseDefaults): CaseSpec {
+  const idField = field.get('id');
+  let id = idField.str();
+  if (id === undefined && !field.has('id')) {
+    if (fallbackId === undefined) {
+      field.error('an inline case needs an `id`', field.segments.length > 0 ? 'value' : 'key');
+    } else if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(fallbackId)) {
+      field.error(`the case id defaults to the file name \`${fallbackId}\`, which is not a valid id (letters, digits, \`_\`, \`-\` and \`.\`); rename the file or set \`id\``);
+    }
+    id = fallbackId;
+  }
+  for (const key of ['mcp', 'user_simulator']) {
+    if (field.has(key)) field.get(key).warn(`\`${key}\` is not supported yet; ignored`, 'key');
+  }
+
+  const turns = buildTurns(field.get('input'));
+  const constraints = field.get('constraints');
+  const own = buildExpect(field.get('expect'), d.skillDir);
+  const artifacts = field.get('collect_artifacts');
+  artifacts.items().forEach((a) => checkWorkspacePath(a, 'artifact glob'));
+
+  const spec: CaseSpec = {
+    id: id ?? '',
+    file,
+    tags: unique([...(field.get('tag').str() ? [field.get('tag').str()!] : []), ...field.get('tags').strings()]),
+    turns,
+    context: buildContext(field.get('context'), d.skillDir),
+    timeoutSeconds: pickTimeout(constraints.get('timeout_seconds').int(), d.timeoutSeconds),
+    maxTurns: pickPositive(constraints.get('max_turns').int(), d.maxTurns, DEFAULT_MAX_TURNS),
+    trials: field.get('trials').int() ?? d.trials,
+    expect: mergeExpect(d.expect, own),
+    judges: buildJudges(field, { skillDir: d.skillDir, turnCount: turns.length }) ?? d.judges,
+    collectArtifacts: unique([...d.collectArtifacts, ...artifacts.strings()]),
+  };
+  const title = field.get('title').str();
+  const description = field.get('description').str();
+  if (title !== undefined) spec.title = title;
+  if (description !== undefined) spec.description = description;
+  if (field.has('engines')) spec.engines = caseEngines(field.get('engines'), d.customEngineNames);
+  return spec;
+}
+
+/** Timeout rule: a set value wins; `0` means "use the default"; `-1` means no deadline. */
+function pickTimeout(own: number | undefined, defaults: number): number {
+  if (own !== undefined && own !== 0) return own;
+  if (defaults !== 0) return defaults;
+  return DEFAULT_TIMEOUT_SECONDS;
+}
+
+function pickPositive(own: number | undefined, defaults: number, fallback: number): number {
+  if (own !== undefined && own > 0) return own;
+  return defaults > 0 ? defaults : fallback;
+}
+
+/** `input.prompt` or `input.turns` → turns, checking the XOR and each turn. */
+function buildTurns(input: Field): TurnSpec[] {
+  if (!input.isMap()) return [];
+  const hasPrompt = input.has('prompt');
+  const hasTurns = input.has('turns');
+  if (hasPrompt && hasTurns) {
+    input.get('turns').error(
+      `\`input.prompt\` (line ${input.get('prompt').position('key').line}) and \`input.turns\` are both set; use \`prompt\` for a single message or \`turns\` for a conversation, not both`,
+      'key',
+    );
+  } else if (!hasPrompt && !hasTurns) {
+    input.error('`input` needs `prompt` (one message) or `turns` (a conversation)', 'key');
+  }
+  if (hasPrompt || !hasTurns) {
+    const prompt = input.get('prompt').str();
+    return prompt !== undefined ? [{ content: prompt, capture: [] }] : [];
+  }
+  const captured = new Set<string>();
+  const turns: TurnSpec[] = [];
+  for (const t of input.get('turns').items()) {
+    if (!t.isMap()) continue;
+    if (t.has('respond')) {
+      t.get('respond').error('`respond` turns need a user simulator, which skill-up does not support yet; write the message in `content`', 'key');
+    } else if (!t.has('content')) {
+      t.error('a turn needs `content`: the user message', 'value');
+    }
+    const content = t.get('content').str() ?? '';
+    for (const m of content.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g)) {
+      if (!captured.has(m[1]!)) {
+        t.get('content').warn(`\`{{${m[1]}}}\` is not captured by an earlier turn (\`capture: [{variable: ${m[1]}, pattern: …}]\`), so it cannot be filled in`);
+      }
+    }
+    const turn: TurnSpec = { content, capture: [] };
+    for (const c of t.get('capture').items()) {
+      const variable = c.get('variable').str();
+      const hasPattern = c.has('pattern');
+      const hasJsonpath = c.has('jsonpath');
+      if (hasPattern && hasJsonpath) c.get('jsonpath').error('a capture takes `pattern` or `jsonpath`, not both', 'key');
+      else if (!hasPattern && !hasJsonpath && c.isMap()) c.error('a capture needs `pattern` (a regular expression) or `jsonpath`', 'value');
+      if (hasPattern) checkCapturePattern(c.get('pattern'));
+      if (variable === undefined) continue;
+      captured.add(variable);
+      const capture: TurnSpec['capture'][number] = { variable };
+      const pattern = c.get('pattern').str();
+      const jsonpath = c.get('jsonpath').str();
+      if (pattern !== undefined) capture.pattern = pattern;
+      if (jsonpath !== undefined) capture.jsonpath = jsonpath;
+      turn.capture.push(capture);
+    }
+    const pc = t.get('post_condition');
+    if (pc.isMap()) turn.postCondition = buildPostCondition(pc);
+    const timeout = t.get('timeout_seconds').int();
+    if (timeout !== undefined) turn.timeoutSeconds = timeout;
+    turns.push(turn);
+  }
+  return turns;
+}
+
+function buildPostCondition(f: Field): PostCondition {
+  return {
+    mustContainAll: f.get('must_contain_all').strings(),
+    mustContainAny: f.get('must_contain_any').strings(),
+    mustNotContain: f.get('must_not_contain').strings(),
+    onFail: f.get('on_fail').str() === 'skip_remaining' ? 'skip_remaining' : 'fail',
+  };
+}
+
+function buildContext(f: Field, skillDir: string): CaseContext {
+  const context: CaseContext = { files: {} };
+  if (!f.isMap()) return context;
+  if (!f.get('repo_fixture').missing) {
+    const fixture = skillPath(f.get('repo_fixture'), skillDir, 'folder', 'repo fixture');
+    if (fixture) context.repoFixture = fixture;
+  }
+  for (const [name, content] of f.get('files').entries()) {
+    checkWorkspacePath(content, 'file name', name, 'key');
+    if (typeof content.value === 'string') context.files[name] = content.value;
+  }
+  const git = f.get('git');
+  if (git.isMap()) {
+    context.git = {
+      init: git.get('init').bool() ?? false,
+      remotes: git
+        .get('remotes')
+        .items()
+        .map((r) => ({ name: r.get('name').str() ?? '', url: r.get('url').str() ?? '' })),
+    };
+    const checkout = git.get('checkout').str();
+    if (checkout !== undefined) context.git.checkout = checkout;
+    if (!git.get('apply_diff').missing) {
+      const diff = skillPath(git.get('apply_diff'), skillDir, 'file', 'patch');
+      if (diff) context.git.applyDiff = diff;
+    }
+  }
+  return context;
+}
+
+/** `engines` of a case → canonical names (`custom` for the suite's custom engine). */
+function caseEngines(f: Field, customNames: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (const item of f.items()) {
+    const name = item.str();
+    if (name === undefined) continue;
+    const canonical = canonicalEngineName(name) ?? (customNames.has(name) || name === 'custom' ? 'custom' : undefined);
+    if (!canonical) {
+      item.error(unknownEngineMessage(name));
+      continue;
+    }
+    out.push(canonical);
+  }
+  return unique(out);
+}
+
+/** The case id a file gets when it sets none: its name without `.yaml`/`.yml`. */
+export function idFromFileName(file: string): string {
+  return path.basename(file).replace(/\.ya?ml$/i, '');
+}

@@ -1,0 +1,253 @@
+/**
+ * The eval-level part of eval.yaml → everything of `Suite` except the cases, plus what the
+ * cases inherit (`cases.defaults`, eval judges) and the list of case files to read.
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import type { EngineConfig, ReportFormat, SkillRef, Suite } from './types.js';
+import type { CaseDefaults } from './case.js';
+import { expandGlob, isDirectory, isFile, isGlob } from './discover.js';
+import { buildEngine, canonicalEngineName, unknownEngineMessage } from './engines.js';
+import { buildExpect } from './expect.js';
+import { buildJudges } from './judges.js';
+import { checkWorkspacePath, relativeToFileHint } from './paths.js';
+import { nearest } from './schema-errors.js';
+import type { Field } from './yaml-source.js';
+
+/** The eval-level result of {@link buildEval}. */
+export interface EvalParts {
+  suite: Omit<Suite, 'cases'>;
+  defaults: CaseDefaults;
+  /** Case files to read, absolute, in listing order, each with the `cases.files` item naming it. */
+  caseFiles: { file: string; from: Field }[];
+  /** The items of `cases.inline`. */
+  inline: Field[];
+}
+
+const OPENSANDBOX_ONLY = ['sandbox_template', 'use_server_proxy', 'ready_timeout_seconds', 'sandbox_timeout_seconds', 'metadata'];
+const NOT_YET = ['entrypoint', 'kwargs', 'network_policy', 'allowed_egress'];
+
+/** Builds the eval-level settings from the root of eval.yaml. */
+export function buildEval(root: Field, evalFile: string, skillDir: string): EvalParts {
+  for (const key of ['mcp', 'user_simulator']) {
+    if (root.has(key)) root.get(key).warn(`\`${key}\` is not supported yet; ignored`, 'key');
+  }
+  const { engine, engines } = buildEngines(root, skillDir);
+  const cases = root.get('cases');
+  const defaults = cases.get('defaults');
+  const topTrials = root.get('trials').int() ?? 1;
+  defaults.get('collect_artifacts').items().forEach((a) => checkWorkspacePath(a, 'artifact glob'));
+  const customEngineNames = new Set(engines.filter((e) => e.name === 'custom').map((e) => e.displayName));
+
+  const suite: Omit<Suite, 'cases'> = {
+    evalFile,
+    skillDir,
+    schemaVersion: 'v1alpha1',
+    environment: buildEnvironment(root.get('environment')),
+    skills: buildSkills(root, skillDir),
+    engine,
+    engines,
+    parallelism: cases.get('parallelism').int() ?? 1,
+    retryPolicy: {
+      maxRetries: cases.get('retry_policy').get('max_retries').int() ?? 0,
+      retryOn: retryOn(cases.get('retry_policy').get('retry_on')),
+    },
+    benchmark: { enabled: root.get('benchmark').get('enabled').bool() ?? false },
+    trials: topTrials,
+    report: {
+      formats: root.get('report').has('formats') ? (root.get('report').get('formats').strings() as ReportFormat[]) : ['json', 'junit'],
+      artifacts: root.get('report').get('artifacts').strings(),
+    },
+  };
+  return {
+    suite,
+    defaults: {
+      skillDir,
+      timeoutSeconds: defaults.get('timeout_seconds').int() ?? 0,
+      maxTurns: defaults.get('max_turns').int() ?? 0,
+      collectArtifacts: defaults.get('collect_artifacts').strings(),
+      expect: buildExpect(defaults.get('expect'), skillDir),
+      trials: defaults.get('trials').int() ?? topTrials,
+      judges: buildJudges(root, { skillDir }) ?? [],
+      customEngineNames,
+    },
+    caseFiles: caseFiles(cases, skillDir),
+    inline: cases.get('inline').items(),
+  };
+}
+
+function retryOn(f: Field): ('timeout' | 'error')[] {
+  if (f.missing) return ['timeout', 'error'];
+  return f.strings().filter((s): s is 'timeout' | 'error' => s === 'timeout' || s === 'error');
+}
+
+function buildEnvironment(f: Field): Suite['environment'] {
+  const written = f.get('type').str() ?? 'none';
+  if (written === 'opensandbox') {
+    f.get('type').error('environment type `opensandbox` is not supported by skill-up; use `none` (a temp folder on this machine) or `docker`');
+  }
+  const type = written === 'docker' ? 'docker' : 'none';
+  const env: Suite['environment'] = {
+    type,
+    env: f.get('env').scalarMap(),
+    setupSteps: f
+      .get('setup_steps')
+      .items()
+      .map((s) => s.get('run').str())
+      .filter((r): r is string => r !== undefined)
+      .map((run) => ({ run })),
+    workspaceMount: f.get('workspace_mount').str() ?? '/workspace',
+  };
+  const image = f.get('image').str();
+  if (image !== undefined) env.image = image;
+  if (type === 'docker' && image === undefined) {
+    f.get('type').error('environment type `docker` needs `image`: the container image to run each case in (pulled beforehand)');
+  }
+  if (type === 'none' && image !== undefined) f.get('image').warn('`image` is only used with `type: docker`; ignored', 'key');
+  for (const key of OPENSANDBOX_ONLY) {
+    if (f.has(key)) f.get(key).warn(`\`${key}\` is only used by the opensandbox runtime; ignored`, 'key');
+  }
+  for (const key of NOT_YET) {
+    if (f.has(key)) f.get(key).warn(`\`environment.${key}\` is not supported yet; ignored`, 'key');
+  }
+  return env;
+}
+
+function buildSkills(root: Field, skillDir: string): SkillRef[] {
+  if (!root.has('skills')) return [{ source: 'local_path', path: skillDir, include: [], exclude: [] }];
+  const out: SkillRef[] = [];
+  for (const item of root.get('skills').items()) {
+    if (item.get('source').str() === 'registry') {
+      item.get('source').error('skill source `registry` is not supported yet; use `local_path`');
+      continue;
+    }
+    const rel = item.get('path').str();
+    if (rel === undefined) continue;
+    const abs = path.resolve(skillDir, rel);
+    if (!isDirectory(abs)) {
+      item
+        .get('path')
+        .error(
+          isFile(abs)
+            ? `skill path \`${rel}\` is a file; expected the skill folder (the one holding SKILL.md)`
+            : `skill folder \`${rel}\` not found (looked for ${abs}; paths are relative to the skill root ${skillDir})`,
+        );
+      continue;
+    }
+    const ref: SkillRef = { source: 'local_path', path: abs, include: item.get('include').strings(), exclude: item.get('exclude').strings() };
+    const target = item.get('target').str();
+    if (target !== undefined) {
+      if (/[\\/]/.test(target) || target === '.' || target === '..') item.get('target').error(`skill target \`${target}\` must be a plain folder name (no \`/\`)`);
+      ref.target = target;
+    }
+    out.push(ref);
+  }
+  return out;
+}
+
+/**
+ * `engine` and `engines` → the suite's engine and engine matrix (engine first, de-duplicated
+ * by canonical name). A bare name in `engines` may refer to a custom engine defined in
+ * `engine` or in another item.
+ */
+function buildEngines(root: Field, skillDir: string): { engine: EngineConfig; engines: EngineConfig[] } {
+  const items: { cfg: EngineConfig; field: Field }[] = [];
+  if (root.has('engine')) {
+    const cfg = buildEngine(root.get('engine'), skillDir);
+    if (cfg) items.push({ cfg, field: root.get('engine') });
+  }
+  for (const f of root.get('engines').items()) {
+    const cfg = buildEngine(f, skillDir);
+    if (cfg) items.push({ cfg, field: f });
+  }
+  // Bare names of non-built-in engines must match a custom engine defined as a map.
+  const defined = new Map(items.filter((i) => i.cfg.name === 'custom' && typeof i.field.value !== 'string').map((i) => [i.cfg.displayName, i.cfg]));
+  const resolved: { cfg: EngineConfig; field: Field }[] = [];
+  for (const item of items) {
+    if (typeof item.field.value === 'string' && !canonicalEngineName(item.field.value)) {
+      const def = defined.get(item.field.value);
+      if (!def) {
+        item.field.error(unknownEngineMessage(item.field.value));
+        continue;
+      }
+      resolved.push({ cfg: def, field: item.field });
+      continue;
+    }
+    resolved.push(item);
+  }
+  const engines: EngineConfig[] = [];
+  let custom: { cfg: EngineConfig; field: Field } | undefined;
+  for (const item of resolved) {
+    if (item.cfg.name === 'custom') {
+      if (custom && custom.cfg.displayName !== item.cfg.displayName) {
+        item.field.error(
+          `a suite can hold one custom engine; \`${custom.cfg.displayName}\` (line ${custom.field.position().line}) and \`${item.cfg.displayName}\` are both custom`,
+        );
+        continue;
+      }
+      custom ??= item;
+    }
+    if (!engines.some((e) => e.name === item.cfg.name)) engines.push(item.cfg);
+  }
+  if (engines.length === 0) engines.push({ name: 'claude_code', displayName: 'claude_code', model: {}, kwargs: {} });
+  return { engine: engines[0]!, engines };
+}
+
+/** `cases.files` → the case files, expanding globs and checking each entry. */
+function caseFiles(cases: Field, skillDir: string): { file: string; from: Field }[] {
+  const out: { file: string; from: Field }[] = [];
+  const listed = new Map<string, Field>();
+  for (const item of cases.get('files').items()) {
+    const entry = item.str();
+    if (entry === undefined) continue;
+    if (isGlob(entry)) {
+      const same = listed.get(`glob:${entry}`);
+      if (same) {
+        item.error(`\`${entry}\` is listed twice in \`cases.files\` (also at line ${same.position().line}); list each file or glob once`);
+        continue;
+      }
+      listed.set(`glob:${entry}`, item);
+      const files = expandGlob(skillDir, entry).filter((f) => /\.ya?ml$/i.test(f));
+      if (files.length === 0) {
+        const here = path.dirname(item.src.file);
+        const alt = here !== skillDir && expandGlob(here, entry).some((f) => /\.ya?ml$/i.test(f));
+        const prefix = path.relative(skillDir, here).split(path.sep).join('/');
+        const hint = alt
+          ? `; globs are relative to the skill root, not to ${path.basename(here)}/: did you mean \`${prefix}/${entry.replace(/^\.\//, '')}\`?`
+          : ` (globs are relative to the skill root ${skillDir})`;
+        item.error(`glob \`${entry}\` matches no .yaml/.yml file${hint}`);
+      }
+      for (const file of files) if (!out.some((o) => o.file === file)) out.push({ file, from: item });
+      continue;
+    }
+    const file = path.resolve(skillDir, entry);
+    const same = listed.get(file);
+    if (same) {
+      item.error(`case file \`${entry}\` is listed twice in \`cases.files\` (also at line ${same.position().line}); list each file once`);
+      continue;
+    }
+    listed.set(file, item);
+    if (!isFile(file)) {
+      item.error(
+        isDirectory(file)
+          ? `\`${entry}\` is a folder; list case files or a glob such as \`${entry.replace(/\/$/, '')}/*.yaml\``
+          : `case file \`${entry}\` not found in the skill folder ${skillDir}${relativeToFileHint(entry, item.src.file, skillDir)}${siblingHint(file, entry)}`,
+      );
+      continue;
+    }
+    if (!out.some((o) => o.file === file)) out.push({ file, from: item });
+  }
+  return out;
+}
+
+/** "; did you mean `evals/cases/basic.yaml`?" when a file of a similar name sits in the same folder. */
+function siblingHint(file: string, entry: string): string {
+  let names: string[];
+  try {
+    names = readdirSync(path.dirname(file)).filter((n) => /\.ya?ml$/i.test(n));
+  } catch {
+    return '';
+  }
+  const guess = nearest(path.basename(file), names);
+  return guess ? `; did you mean \`${path.posix.join(path.posix.dirname(entry.replace(/\\/g, '/')), guess)}\`?` : '';
+}

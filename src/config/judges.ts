@@ -1,0 +1,162 @@
+/**
+ * `judge` / `judges` of eval.yaml and of a case → `JudgeSpec[]`, with the rules of
+ * `rule_based` judges checked (regexes compile, turns exist, paths stay in the workspace).
+ */
+import type { JudgeSpec, Rule } from './types.js';
+import { checkWorkspacePath, skillPath } from './paths.js';
+import { checkRegex } from './patterns.js';
+import type { Field } from './yaml-source.js';
+
+/** Keys each judge type uses; any other key of the flat judge schema is misplaced. */
+const KEYS_BY_TYPE: Readonly<Record<string, readonly string[]>> = {
+  rule_based: ['id', 'type', 'success', 'failure'],
+  script: ['id', 'type', 'script_path', 'timeout_seconds'],
+  agent_judge: ['id', 'type', 'model', 'criteria', 'pass_threshold', 'timeout_seconds', 'skills', 'context'],
+};
+
+export const SCRIPT_TIMEOUT_DEFAULT = 30;
+export const PASS_THRESHOLD_DEFAULT = 0.7;
+
+export interface JudgeContext {
+  skillDir: string;
+  /** Number of turns of the case, to check turn rules; undefined for eval-level judges. */
+  turnCount?: number;
+}
+
+/**
+ * The judges declared on `owner` (an eval root or a case): `[judge]`, the `judges` list, or
+ * undefined when neither is set (the case inherits). Both set is an error.
+ */
+export function buildJudges(owner: Field, ctx: JudgeContext): JudgeSpec[] | undefined {
+  const single = owner.get('judge');
+  const list = owner.get('judges');
+  if (owner.has('judge') && owner.has('judges')) {
+    list.error(
+      `\`judge\` and \`judges\` are both set (\`judge\` at line ${single.position('key').line}); use \`judge\` for one judge or \`judges\` for several, not both`,
+      'key',
+    );
+  }
+  if (owner.has('judge')) {
+    const j = buildJudge(single, ctx);
+    return j ? [j] : [];
+  }
+  if (!owner.has('judges')) return undefined;
+  const out: JudgeSpec[] = [];
+  const ids = new Map<string, Field>();
+  for (const item of list.items()) {
+    if (item.isMap() && !item.has('id')) {
+      item.error('every judge in `judges` needs an `id` (lowercase letters, digits, `_`, `-`), e.g. `id: style`', 'value');
+    }
+    const id = item.get('id').str();
+    if (id !== undefined) {
+      const first = ids.get(id);
+      if (first) item.get('id').error(`duplicate judge id \`${id}\`; also used at line ${first.position().line}`);
+      else ids.set(id, item.get('id'));
+    }
+    const j = buildJudge(item, ctx);
+    if (j) out.push(j);
+  }
+  return out;
+}
+
+function buildJudge(field: Field, ctx: JudgeContext): JudgeSpec | undefined {
+  const type = field.get('type').str();
+  const allowed = type !== undefined ? KEYS_BY_TYPE[type] : undefined;
+  if (!field.isMap() || !allowed) return undefined;
+  for (const [key, child] of field.entries()) {
+    if (allowed.includes(key)) continue;
+    const owner = Object.keys(KEYS_BY_TYPE).filter((t) => KEYS_BY_TYPE[t]!.includes(key));
+    if (owner.length === 0) continue; // not a judge key at all: the schema reports it
+    child.error(`\`${key}\` is not a field of a \`${type}\` judge (it belongs to ${owner.map((t) => `\`${t}\``).join(' and ')}); fields of \`${type}\`: ${allowed.filter((k) => k !== 'id' && k !== 'type').map((k) => `\`${k}\``).join(', ')}`, 'key');
+  }
+  const id = field.get('id').str();
+  const withId = <T extends object>(spec: T): T & { id?: string } => (id !== undefined ? { id, ...spec } : spec);
+  switch (type) {
+    case 'rule_based': {
+      const success = field.get('success').items().map((r) => buildRule(r, ctx));
+      const failure = field.get('failure').items().map((r) => buildRule(r, ctx));
+      if (success.length === 0 && failure.length === 0) {
+        field.get('type').warn('this `rule_based` judge has no `success` or `failure` rules, so it always passes');
+      }
+      return withId({ type: 'rule_based' as const, success: success.filter(isRule), failure: failure.filter(isRule) });
+    }
+    case 'script': {
+      const scriptPath = field.get('script_path').missing ? undefined : skillPath(field.get('script_path'), ctx.skillDir, 'file', 'judge script');
+      const t = field.get('timeout_seconds').int();
+      return withId({ type: 'script' as const, scriptPath: scriptPath ?? '', timeoutSeconds: t && t > 0 ? t : SCRIPT_TIMEOUT_DEFAULT });
+    }
+    default: {
+      for (const key of ['skills', 'context']) {
+        if (field.has(key)) field.get(key).warn(`\`${key}\` of an agent_judge is not supported yet; ignored`, 'key');
+      }
+      const spec: { type: 'agent_judge'; model?: string; criteria: string[]; passThreshold: number; timeoutSeconds: number } = {
+        type: 'agent_judge',
+        criteria: field.get('criteria').strings(),
+        passThreshold: field.get('pass_threshold').num() ?? PASS_THRESHOLD_DEFAULT,
+        timeoutSeconds: Math.max(0, field.get('timeout_seconds').int() ?? 0),
+      };
+      const model = field.get('model').str();
+      if (model !== undefined) spec.model = model;
+      return withId(spec);
+    }
+  }
+}
+
+function isRule(r: Rule | undefined): r is Rule {
+  return r !== undefined;
+}
+
+/** One `success`/`failure` item → Rule (undefined when its shape is wrong; the schema reports it). */
+function buildRule(field: Field, ctx: JudgeContext): Rule | undefined {
+  const entries = field.entries();
+  if (entries.length !== 1) return undefined;
+  const [kind, v] = entries[0]!;
+  const texts = (f: Field) => {
+    const out: { all?: string[]; any?: string[]; not?: string[] } = {};
+    for (const k of ['all', 'any', 'not'] as const) if (f.has(k)) out[k] = f.get(k).strings();
+    return out;
+  };
+  const turn = (f: Field): number => {
+    const n = f.get('turn').int() ?? 1;
+    if (ctx.turnCount !== undefined && n > ctx.turnCount) {
+      f.get('turn').error(`turn ${n} does not exist: this case has ${ctx.turnCount} turn${ctx.turnCount === 1 ? '' : 's'}`);
+    }
+    return n;
+  };
+  const args = (f: Field) => (f.get('args').isMap() ? { args: f.get('args').value as Record<string, unknown> } : {});
+  switch (kind) {
+    case 'output_contains':
+      return { outputContains: texts(v) };
+    case 'output_matches':
+      for (const k of ['all', 'any', 'not']) v.get(k).items().forEach((p) => checkRegex(p));
+      return { outputMatches: texts(v) };
+    case 'exit_code':
+      return v.int() === undefined ? undefined : { exitCode: v.int()! };
+    case 'files_exist':
+    case 'files_not_exist':
+      v.items().forEach((p) => checkWorkspacePath(p, 'path'));
+      return kind === 'files_exist' ? { filesExist: v.strings() } : { filesNotExist: v.strings() };
+    case 'tool_called':
+      return { toolCalled: { name: v.get('name').str() ?? '', ...args(v) } };
+    case 'tool_not_called':
+      return { toolNotCalled: { name: v.get('name').str() ?? '' } };
+    case 'skill_invoked':
+      return { skillInvoked: v.str() ?? '' };
+    case 'skill_not_invoked':
+      return { skillNotInvoked: v.str() ?? '' };
+    case 'turn_response_contains': {
+      const r: { turn: number; containsAll?: string[]; containsAny?: string[] } = { turn: turn(v) };
+      if (v.has('contains_all')) r.containsAll = v.get('contains_all').strings();
+      if (v.has('contains_any')) r.containsAny = v.get('contains_any').strings();
+      return { turnResponseContains: r };
+    }
+    case 'turn_response_not_contains':
+      return { turnResponseNotContains: { turn: turn(v), notContains: v.get('not_contains').strings() } };
+    case 'tool_called_in_turn':
+      return { toolCalledInTurn: { turn: turn(v), name: v.get('name').str() ?? '', ...args(v) } };
+    case 'tool_not_called_in_turn':
+      return { toolNotCalledInTurn: { turn: turn(v), name: v.get('name').str() ?? '' } };
+    default:
+      return undefined;
+  }
+}

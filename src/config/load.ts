@@ -1,0 +1,210 @@
+/**
+ * The `config/` stage: eval.yaml + case files → a validated, fully merged `Suite`.
+ *
+ * Every problem of the whole suite (eval.yaml, each case file, each SKILL.md) is collected
+ * before anything is thrown, so a user fixes a suite in one pass.
+ */
+import path from 'node:path';
+import { lintSkill } from '../skill/lint.js';
+import type { CaseSpec, Suite } from './types.js';
+import { buildCase, idFromFileName } from './case.js';
+import { ConfigError, DiagnosticBag, type Diagnostic } from './diagnostics.js';
+import { resolveEvalFile, skillRootOf } from './discover.js';
+import { buildEval } from './eval.js';
+import { reportSchemaErrors } from './schema-errors.js';
+import { Field, readYamlSource, type YamlSource } from './yaml-source.js';
+
+export { resolveEvalFile, skillRootOf } from './discover.js';
+
+/** Options of {@link loadSuite}. */
+export interface LoadOptions {
+  /** Folder relative targets are resolved against (and where discovery starts). */
+  cwd: string;
+  /**
+   * `true` (default; `skill-up validate`): a problem in any case file makes loadSuite throw.
+   * `false` (`skill-up run` with case filters): a case file whose problems are confined to
+   * itself is left out of `suite.cases` and listed in `invalidCases` instead, so unrelated
+   * broken cases do not block a filtered run; the caller must fail if it selects one of them.
+   * Problems in eval.yaml, inline cases, SKILL.md and duplicate ids always throw.
+   */
+  validateAllCases?: boolean;
+}
+
+/** A case file left out under `validateAllCases: false`. */
+export interface InvalidCase {
+  /** The case id (explicit or from the file name). */
+  id: string;
+  file: string;
+  diagnostics: Diagnostic[];
+}
+
+/** What {@link loadSuite} returns. */
+export interface LoadResult {
+  suite: Suite;
+  /** Warnings of the whole suite (unsupported fields ignored, SKILL.md advice, …), sorted by file and line. */
+  warnings: Diagnostic[];
+  /** Only with `validateAllCases: false`: case files with errors, left out of the suite. */
+  invalidCases: InvalidCase[];
+}
+
+interface LoadedCase {
+  spec: CaseSpec;
+  /** Where the id is written (the `id` value, or the case's root when it comes from the file name). */
+  idAt: Field;
+}
+
+/**
+ * Loads and validates a suite.
+ *
+ * `target` is resolved by {@link resolveEvalFile} (an eval file, a skill folder, a folder
+ * holding eval.yaml, or undefined to discover upwards from `opts.cwd`). The skill root is the
+ * parent of the `evals/` folder holding eval.yaml, else eval.yaml's own folder; every
+ * relative path of the format is relative to it, and every path in the result is absolute.
+ *
+ * Checks, each reported at `file:line:col` with its field path: YAML syntax; the JSON
+ * Schemas (`schemas/eval.schema.json`, `schemas/case.schema.json`: unknown keys with a
+ * did-you-mean, wrong types, enums, ranges); case files that do not exist, globs that match
+ * nothing, files listed twice; duplicate case ids (reported at every place); `input.prompt`
+ * XOR `input.turns`; regexes that do not compile; fixture, patch, golden and script paths that
+ * are missing or escape the skill folder; workspace paths that are absolute or climb out;
+ * engine names (aliases, did-you-mean, `engine.custom` for other names); secrets in a custom
+ * engine's command, args, cwd or URL; SKILL.md of every `skills[]` entry (via `lintSkill`).
+ *
+ * @returns the suite with `cases.defaults` and eval-level judges merged into every case, and
+ *   the warnings (unsupported alibaba fields that are ignored, lint advice).
+ * @throws ConfigError holding every error (and warning) found; never any other error for bad input.
+ */
+export async function loadSuite(target: string | undefined, opts: LoadOptions): Promise<LoadResult> {
+  const evalFile = resolveEvalFile(target, opts.cwd);
+  const skillDir = skillRootOf(evalFile);
+  const bag = new DiagnosticBag();
+
+  const evalSrc = readYamlSource(evalFile, bag);
+  const evalRoot = Field.root(evalSrc, bag);
+  // With a syntax error the parsed data is partial: eval-level checks would only add noise,
+  // but the case files it names are still read, so their problems are reported too.
+  const evalOk = evalSrc.ok && checkDocument(evalRoot, 'eval');
+  const quiet = new DiagnosticBag();
+  const parts = buildEval(evalOk ? evalRoot : Field.root(evalSrc, quiet), evalFile, skillDir);
+
+  const cases: LoadedCase[] = [];
+  for (const item of parts.inline) {
+    cases.push({ spec: buildCase(item, evalFile, undefined, parts.defaults), idAt: item.has('id') ? item.get('id') : item });
+  }
+  const invalidCases: InvalidCase[] = [];
+  const caseBags: DiagnosticBag[] = [];
+  for (const { file } of parts.caseFiles) {
+    const caseBag = new DiagnosticBag();
+    const loaded = loadCaseFile(file, caseBag, parts.defaults);
+    if (opts.validateAllCases === false && caseBag.hasErrors) {
+      invalidCases.push({ id: loaded?.spec.id ?? idFromFileName(file), file, diagnostics: caseBag.sorted() });
+      bag.warn(file, 0, 0, '', 'this case has errors and was left out of the run (see `skill-up validate`)');
+      continue;
+    }
+    caseBags.push(caseBag);
+    if (loaded) cases.push(loaded);
+  }
+  if (evalOk) reportDuplicateIds(cases, skillDir);
+  // Case fields report into their own bag (duplicate ids included), merged only now.
+  for (const b of caseBags) bag.items.push(...b.items);
+  if (evalOk) {
+    if (cases.length === 0 && parts.caseFiles.length === 0 && invalidCases.length === 0 && !bag.hasErrors) {
+      const at = evalRoot.has('cases') ? evalRoot.get('cases') : evalRoot;
+      at.error('the suite has no cases: list case files in `cases.files` (e.g. `[evals/cases/*.yaml]`) or write cases under `cases.inline`', 'key');
+    }
+  }
+  await lintSkills(parts.suite.skills.map((s) => s.path), evalRoot, skillDir, bag);
+
+  if (bag.hasErrors) throw new ConfigError(bag.sorted());
+  const suite: Suite = { ...parts.suite, cases: cases.map((c) => c.spec) };
+  return { suite, warnings: bag.sorted().filter((d) => d.severity === 'warning'), invalidCases };
+}
+
+/** Reads, validates and builds one case file; undefined when it is unreadable or not YAML. */
+function loadCaseFile(file: string, bag: DiagnosticBag, defaults: Parameters<typeof buildCase>[3]): LoadedCase | undefined {
+  const src: YamlSource = readYamlSource(file, bag);
+  if (!src.ok) return undefined;
+  const root = Field.root(src, bag);
+  if (!checkDocument(root, 'case')) return undefined;
+  const spec = buildCase(root, file, idFromFileName(file), defaults);
+  return { spec, idAt: root.has('id') ? root.get('id') : root };
+}
+
+/**
+ * Validates a whole document against its schema. False when the document is not a map at all
+ * (empty, a list, a scalar): nothing more can be checked in it.
+ */
+function checkDocument(root: Field, kind: 'eval' | 'case'): boolean {
+  const what = kind === 'eval' ? 'an eval file' : 'a case file';
+  const wanted = kind === 'eval' ? 'a map starting with `schema_version: v1alpha1`' : 'a map with at least `input: {prompt: …}`';
+  if (root.missing) {
+    root.error(`the file is empty; ${what} must be ${wanted}`);
+    return false;
+  }
+  if (!root.isMap()) {
+    const got = Array.isArray(root.value) ? 'a list' : `a single value (${typeof root.value})`;
+    const hint = Array.isArray(root.value) && kind === 'case' ? '; write one case per file (remove the leading `- `)' : '';
+    root.error(`${what} must be ${wanted}, but this file is ${got}${hint}`);
+    return false;
+  }
+  reportSchemaErrors(kind, root);
+  return true;
+}
+
+/** Reports every place a case id is used more than once, naming the other places. */
+function reportDuplicateIds(cases: LoadedCase[], skillDir: string): void {
+  const byId = new Map<string, LoadedCase[]>();
+  for (const c of cases) {
+    if (c.spec.id === '') continue;
+    byId.set(c.spec.id, [...(byId.get(c.spec.id) ?? []), c]);
+  }
+  for (const [id, group] of byId) {
+    if (group.length < 2) continue;
+    for (const c of group) {
+      const others = group.filter((o) => o !== c).map((o) => placeOf(o, skillDir));
+      const fromName = c.idAt.segments.length === 0 || !c.idAt.segments.includes('id') ? ' (taken from the file name)' : '';
+      c.idAt.error(`duplicate case id \`${id}\`${fromName}; also used at ${others.join(', ')}. Case ids must be unique in a suite`, 'value');
+    }
+  }
+}
+
+function placeOf(c: LoadedCase, skillDir: string): string {
+  const { line, col } = c.idAt.position('value');
+  return `${path.relative(skillDir, c.idAt.src.file) || path.basename(c.idAt.src.file)}:${line}:${col}`;
+}
+
+/**
+ * Lints SKILL.md of every skill folder. Problems about the folder itself (SKILL.md missing)
+ * are reported at the eval.yaml entry that names the folder, so they have a line.
+ */
+async function lintSkills(dirs: string[], evalRoot: Field, skillDir: string, bag: DiagnosticBag): Promise<void> {
+  const explicit = evalRoot.has('skills');
+  for (const [i, dir] of dirs.entries()) {
+    let diagnostics: Diagnostic[];
+    try {
+      ({ diagnostics } = await lintSkill(dir));
+    } catch (e) {
+      diagnostics = [{ file: path.join(dir, 'SKILL.md'), line: 0, col: 0, path: '', message: `cannot lint SKILL.md: ${(e as Error).message}`, severity: 'error' }];
+    }
+    for (const d of diagnostics) {
+      if (d.line > 0) {
+        bag.items.push(d);
+        continue;
+      }
+      const at = explicit ? evalRoot.get('skills').get(skillIndex(evalRoot, skillDir, dir, i)).get('path') : evalRoot.get('skills');
+      const where = explicit ? `in ${dir}` : `in the skill root ${dir} (\`skills\` defaults to it)`;
+      const { line, col } = at.position(explicit ? 'value' : 'key');
+      bag.items.push({ ...d, file: evalRoot.src.file, line, col, path: at.path, message: `${d.message} (${where})` });
+    }
+  }
+}
+
+/** The `skills[]` index whose folder is `dir` (skipped entries shift positions). */
+function skillIndex(root: Field, skillDir: string, dir: string, fallback: number): number {
+  const items = root.get('skills').items();
+  const found = items.findIndex((f) => {
+    const p = f.get('path').str();
+    return p !== undefined && path.resolve(skillDir, p) === dir;
+  });
+  return found >= 0 ? found : fallback;
+}

@@ -1,0 +1,254 @@
+/**
+ * skill-up's per-user engine cache: pinned engine versions installed from npm, one folder each.
+ *
+ * Layout (design.md, "Engine adapters": "Engines are resolved from an explicit path, then PATH,
+ * then skill-up's own cache"):
+ *
+ * ```
+ * <cache>/engines/<pkg-sanitised>@<version>/node_modules/.bin/<bin>
+ * e.g. ~/.cache/skill-up/engines/anthropic-ai+claude-code@2.1.332/node_modules/.bin/claude
+ * ```
+ *
+ * `<cache>` is `$SKILL_UP_CACHE_DIR`, else `~/.cache/skill-up`. A folder is only ever created
+ * complete: npm installs into a private temporary sibling which is then renamed into place, so
+ * parallel jobs and parallel skill-up processes can install the same version at once without
+ * seeing half an install (the loser of the rename race discards its copy).
+ */
+import { existsSync } from 'node:fs';
+import { access, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { execa } from 'execa';
+import { EngineUnavailable } from './types.js';
+
+/** The cache root: `$SKILL_UP_CACHE_DIR` if set and non-empty, else `~/.cache/skill-up`. */
+export function cacheRoot(env: Record<string, string | undefined> = process.env): string {
+  const dir = env.SKILL_UP_CACHE_DIR;
+  if (dir && dir.trim() !== '') return dir;
+  return join(homedir(), '.cache', 'skill-up');
+}
+
+/** `<cache>/engines`, where every installed engine version gets its own folder. */
+export function enginesDir(root: string): string {
+  return join(root, 'engines');
+}
+
+/**
+ * A package name as a single path segment: the leading `@` is dropped and `/` becomes `+`
+ * (`@anthropic-ai/claude-code` → `anthropic-ai+claude-code`). npm names cannot hold `+`, so
+ * the mapping is unambiguous.
+ */
+export function sanitisePackage(npmPackage: string): string {
+  return npmPackage.replace(/^@/, '').replace(/\//g, '+');
+}
+
+/** Absolute folder of one installed version: `<cache>/engines/<pkg-sanitised>@<version>`. */
+export function installDir(root: string, npmPackage: string, version: string): string {
+  return join(enginesDir(root), `${sanitisePackage(npmPackage)}@${version}`);
+}
+
+/** Absolute path of the executable inside an installed version's folder. */
+export function cachedBinPath(root: string, npmPackage: string, version: string, bin: string): string {
+  return join(installDir(root, npmPackage, version), 'node_modules', '.bin', bin);
+}
+
+/** Whether `file` exists and is executable by this process. */
+export async function isExecutable(file: string): Promise<boolean> {
+  try {
+    await access(file, fsConstants.X_OK);
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Orders version strings newest first: dot-separated numeric parts are compared as numbers,
+ * a version with a pre-release suffix (`1.2.3-beta.1`) sorts before the same plain version.
+ * Negative when `a` is newer than `b` (for `Array.prototype.sort`).
+ */
+export function compareVersionsDesc(a: string, b: string): number {
+  const split = (v: string) => {
+    const dash = v.indexOf('-');
+    const core = dash < 0 ? v : v.slice(0, dash);
+    const pre = dash < 0 ? '' : v.slice(dash + 1);
+    return { nums: core.split('.').map((p) => Number.parseInt(p, 10) || 0), pre };
+  };
+  const x = split(a);
+  const y = split(b);
+  for (let i = 0; i < Math.max(x.nums.length, y.nums.length); i++) {
+    const d = (y.nums[i] ?? 0) - (x.nums[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  if (x.pre === y.pre) return 0;
+  if (x.pre === '') return -1;
+  if (y.pre === '') return 1;
+  return y.pre.localeCompare(x.pre, 'en', { numeric: true });
+}
+
+/**
+ * The versions of `npmPackage` installed in the cache whose `bin` is present, newest first.
+ * A missing cache folder yields `[]`.
+ */
+export async function listCachedVersions(root: string, npmPackage: string, bin: string): Promise<string[]> {
+  const prefix = `${sanitisePackage(npmPackage)}@`;
+  let names: string[];
+  try {
+    names = await readdir(enginesDir(root));
+  } catch {
+    return [];
+  }
+  const versions: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const version = name.slice(prefix.length);
+    if (version && (await isExecutable(cachedBinPath(root, npmPackage, version, bin)))) versions.push(version);
+  }
+  return versions.sort(compareVersionsDesc);
+}
+
+/** Replaces the home folder prefix of a path with `~`, for messages. */
+export function displayPath(p: string): string {
+  const home = homedir();
+  return home && (p === home || p.startsWith(home + '/')) ? '~' + p.slice(home.length) : p;
+}
+
+/** Options for `installToCache`. */
+export interface InstallOptions {
+  /** Cache root (see `cacheRoot`). */
+  root: string;
+  npmPackage: string;
+  /** Exact version to install (a tag such as `latest` works but is cached under that name). */
+  version: string;
+  /** Executable the package must provide under `node_modules/.bin/`. */
+  bin: string;
+  /** Receives one line when an install actually ran, e.g.
+   * `installing @anthropic-ai/claude-code@2.1.332 into ~/.cache/skill-up … done in 8.1 s`. */
+  onProgress?: (line: string) => void;
+  /** Milliseconds npm may take; default 10 minutes. */
+  timeoutMs?: number;
+  /** Environment for npm; default `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/** What `installToCache` returns. */
+export interface InstallResult {
+  /** Absolute path of the executable. */
+  path: string;
+  /** Absolute path of the version's folder. */
+  dir: string;
+  /** True when this call ran npm; false when the version was already cached. */
+  installed: boolean;
+}
+
+const inFlight = new Map<string, Promise<InstallResult>>();
+
+/**
+ * Makes sure `npmPackage@version` is in the cache and returns its executable. Runs
+ * `npm install --prefix <tmp> --no-audit --no-fund <pkg>@<version>` into a temporary sibling
+ * folder, checks that `node_modules/.bin/<bin>` exists, then renames the folder into place.
+ * Concurrent calls in one process share one install; concurrent processes race harmlessly.
+ *
+ * @throws EngineUnavailable when npm cannot run, fails (the message holds npm's last stderr
+ *   lines) or the package has no such executable.
+ */
+export function installToCache(opts: InstallOptions): Promise<InstallResult> {
+  const dir = installDir(opts.root, opts.npmPackage, opts.version);
+  const pending = inFlight.get(dir);
+  if (pending) return pending;
+  const p = doInstall(opts, dir).finally(() => inFlight.delete(dir));
+  inFlight.set(dir, p);
+  return p;
+}
+
+async function doInstall(opts: InstallOptions, dir: string): Promise<InstallResult> {
+  const binPath = join(dir, 'node_modules', '.bin', opts.bin);
+  if (await isExecutable(binPath)) return { path: binPath, dir, installed: false };
+
+  const spec = `${opts.npmPackage}@${opts.version}`;
+  const parent = enginesDir(opts.root);
+  await mkdir(parent, { recursive: true });
+  await sweepStaleTemps(parent);
+  const tmp = join(parent, `.tmp-${sanitisePackage(opts.npmPackage)}@${opts.version}-${process.pid}-${randomBytes(4).toString('hex')}`);
+  await mkdir(tmp, { recursive: true });
+  const started = performance.now();
+  const head = `installing ${spec} into ${displayPath(opts.root)} …`;
+  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  try {
+    const r = await execa('npm', ['install', '--prefix', tmp, '--no-audit', '--no-fund', spec], {
+      env: opts.env ?? process.env,
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+      timeout: opts.timeoutMs ?? 600_000,
+      cwd: tmp,
+    });
+    if (r.failed) {
+      const why = r.timedOut
+        ? `npm timed out after ${((opts.timeoutMs ?? 600_000) / 1000).toFixed(0)} s`
+        : r.exitCode === undefined
+          ? `could not run npm: ${r.shortMessage ?? r.message}`
+          : `npm exited with code ${r.exitCode}`;
+      const tail = summariseNpmErrors(String(r.stderr ?? ''));
+      opts.onProgress?.(`${head} failed after ${elapsed()}`);
+      throw new EngineUnavailable(`could not install ${spec}: ${why}${tail ? `\n${tail}` : ''}`);
+    }
+    const tmpBin = join(tmp, 'node_modules', '.bin', opts.bin);
+    if (!(await isExecutable(tmpBin))) {
+      opts.onProgress?.(`${head} failed after ${elapsed()}`);
+      throw new EngineUnavailable(`could not install ${spec}: the package has no executable "${opts.bin}" in node_modules/.bin`);
+    }
+    try {
+      await rename(tmp, dir);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // Another process finished first: its copy is as good as ours.
+      if ((code === 'ENOTEMPTY' || code === 'EEXIST') && (await isExecutable(binPath))) {
+        await rm(tmp, { recursive: true, force: true });
+        opts.onProgress?.(`${head} done in ${elapsed()}`);
+        return { path: binPath, dir, installed: true };
+      }
+      throw new EngineUnavailable(`could not install ${spec}: cannot move it into ${dir}: ${(e as Error).message}`);
+    }
+    opts.onProgress?.(`${head} done in ${elapsed()}`);
+    return { path: binPath, dir, installed: true };
+  } finally {
+    if (existsSync(tmp)) await rm(tmp, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/** Removes temporary install folders left by processes that died mid-install (older than a day). */
+async function sweepStaleTemps(parent: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(parent);
+  } catch {
+    return;
+  }
+  const cutoff = Date.now() - 24 * 3600_000;
+  for (const name of names) {
+    if (!name.startsWith('.tmp-')) continue;
+    const p = join(parent, name);
+    try {
+      if ((await stat(p)).mtimeMs < cutoff) await rm(p, { recursive: true, force: true });
+    } catch {
+      /* raced with another sweeper */
+    }
+  }
+}
+
+/**
+ * npm's failure in a few lines: the `npm error` lines without stack frames, object dumps and
+ * blank continuation lines (e.g. `npm error code ETARGET`, `npm error notarget No matching
+ * version found for …`, the path of npm's debug log); warnings only when there is nothing else.
+ * At most the last 10 lines.
+ */
+export function summariseNpmErrors(stderr: string): string {
+  const lines = stderr.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
+  const errors = lines.filter((l) => /^npm (error|ERR!)/.test(l) && !/^npm (error|ERR!)(\s{2,}|\s*$|\s*[{}])/.test(l));
+  const others = lines.filter((l) => !/^npm (error|ERR!|warn|WARN)/.test(l));
+  const picked = errors.length > 0 ? errors : others.length > 0 ? others : lines;
+  return picked.slice(-10).join('\n');
+}

@@ -1,0 +1,150 @@
+/**
+ * `skill-up engines list | install <engine>[@version] | check [<engine>[@version]…]`.
+ *
+ * Exit codes follow design.md: 0 success, 2 usage error, 3 infrastructure error (an install
+ * failed, an engine checked is unusable). Results go to stdout; the install progress line and
+ * error messages go to stderr.
+ */
+import { cacheRoot, displayPath, enginesDir } from './cache.js';
+import { KNOWN_ENGINES, binOverrideVar, findKnownEngine } from './known.js';
+import { checkEngine, installEngine, listEngines, type EngineCheck } from './resolve.js';
+
+const HELP = `Usage: skill-up engines <command> [options]
+
+Manage the agent CLIs skill-up drives. Engines are resolved from SKILL_UP_<ENGINE>_BIN,
+then (with engine.version pinned in eval.yaml) skill-up's cache, else PATH, else the newest
+cached version. The cache is $SKILL_UP_CACHE_DIR or ~/.cache/skill-up.
+
+Commands:
+  list                          Known engines, their npm package, cached versions and PATH executable
+  install <engine>[@version]    npm-install an engine version into the cache (default: npm's latest)
+  check [<engine>[@version]…]   Resolve each engine as a run would and run \`--version\`
+                                (default: every known engine; a pinned version must be cached)
+
+Options:
+  --json                        Machine-readable output (list, check)
+  -h, --help                    Show this help
+
+Engines: ${KNOWN_ENGINES.map((e) => `${e.name} (${e.npmPackage})`).join(', ')}
+
+Examples:
+  skill-up engines list
+  skill-up engines install claude_code@2.1.332
+  skill-up engines install codex
+  skill-up engines check claude_code
+  SKILL_UP_CLAUDE_CODE_BIN=/opt/claude/bin/claude skill-up engines check claude_code
+`;
+
+interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const defaultIo: Io = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+};
+
+/** Splits `name@version` (the version is optional). */
+export function parseEngineSpec(spec: string): { name: string; version?: string } {
+  const at = spec.indexOf('@');
+  if (at <= 0) return { name: spec };
+  const version = spec.slice(at + 1);
+  return { name: spec.slice(0, at), version: version === '' ? undefined : version };
+}
+
+/**
+ * Runs `skill-up engines …` with `argv` = the words after `engines`. Returns the exit code;
+ * never throws for user or engine errors.
+ */
+export async function runEnginesCommand(argv: string[], io: Io = defaultIo): Promise<number> {
+  const json = argv.includes('--json');
+  const help = argv.includes('--help') || argv.includes('-h');
+  const unknownOpt = argv.find((a) => a.startsWith('-') && !['--json', '--help', '-h'].includes(a));
+  const words = argv.filter((a) => !a.startsWith('-'));
+  const [cmd, ...rest] = words;
+  if (help || (cmd === undefined && argv.length === 0)) {
+    io.out(HELP);
+    return help ? 0 : 2;
+  }
+  if (unknownOpt) return usage(io, `unknown option ${unknownOpt}`);
+  switch (cmd) {
+    case 'list':
+      if (rest.length > 0) return usage(io, '`engines list` takes no arguments');
+      return list(io, json);
+    case 'install':
+      if (rest.length !== 1) return usage(io, '`engines install` takes exactly one <engine>[@version]');
+      return install(io, rest[0]!);
+    case 'check':
+      return check(io, rest, json);
+    default:
+      return usage(io, cmd === undefined ? 'missing command' : `unknown command "${cmd}"`);
+  }
+}
+
+function usage(io: Io, message: string): number {
+  io.err(`skill-up engines: ${message}\nRun \`skill-up engines --help\` for usage.\n`);
+  return 2;
+}
+
+async function list(io: Io, json: boolean): Promise<number> {
+  const rows = await listEngines();
+  if (json) {
+    io.out(JSON.stringify({ cacheDir: enginesDir(cacheRoot()), engines: rows }, null, 2) + '\n');
+    return 0;
+  }
+  const table = [['ENGINE', 'PACKAGE', 'CACHED', 'ON PATH']];
+  for (const r of rows) {
+    table.push([r.name, r.npmPackage, r.cachedVersions.join(', ') || '-', r.onPath ? displayPath(r.onPath) : '-']);
+  }
+  io.out(formatTable(table));
+  for (const r of rows) {
+    if (r.override) io.out(`${r.override.variable}=${r.override.value} overrides ${r.name}\n`);
+  }
+  io.out(`cache: ${displayPath(enginesDir(cacheRoot()))}\n`);
+  return 0;
+}
+
+async function install(io: Io, spec: string): Promise<number> {
+  const { name, version } = parseEngineSpec(spec);
+  if (!findKnownEngine(name)) return usage(io, `unknown engine "${name}" (known: ${KNOWN_ENGINES.map((e) => e.name).join(', ')})`);
+  try {
+    const r = await installEngine(name, version, { onProgress: (line) => io.err(`${line}\n`) });
+    io.out(`${r.name} ${r.version}${r.installed ? '' : ' (already installed)'}: ${displayPath(r.path)}\n`);
+    io.out(`Pin it in eval.yaml:  engine: { name: ${r.name}, version: ${r.version} }\n`);
+    return 0;
+  } catch (e) {
+    io.err(`skill-up engines install: ${(e as Error).message}\n`);
+    return 3;
+  }
+}
+
+async function check(io: Io, specs: string[], json: boolean): Promise<number> {
+  const targets = specs.length > 0 ? specs.map(parseEngineSpec) : KNOWN_ENGINES.map((e) => ({ name: e.name, version: undefined }));
+  for (const t of targets) {
+    if (!findKnownEngine(t.name)) return usage(io, `unknown engine "${t.name}" (known: ${KNOWN_ENGINES.map((e) => e.name).join(', ')})`);
+  }
+  const results: EngineCheck[] = [];
+  for (const t of targets) results.push(await checkEngine(t.name, t.version));
+  if (json) {
+    io.out(JSON.stringify(results, null, 2) + '\n');
+  } else {
+    for (const r of results) {
+      if (r.ok) {
+        const from = r.source === 'env' ? binOverrideVar(r.name) : r.source;
+        io.out(`${r.name}: ok ${r.version} at ${displayPath(r.path!)} (${from})\n`);
+      } else {
+        const msg = r.message ?? '';
+        io.out(`${r.name}: unavailable: ${msg.startsWith(`${r.name}: `) ? msg.slice(r.name.length + 2) : msg}\n`);
+      }
+    }
+  }
+  // Named engines must all work; with no names, one usable engine is enough.
+  const ok = specs.length > 0 ? results.every((r) => r.ok) : results.some((r) => r.ok);
+  return ok ? 0 : 3;
+}
+
+function formatTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}

@@ -1,0 +1,113 @@
+/**
+ * Grading of one job (design.md, `judge/`): transcript + workspace → `Grading`.
+ *
+ * Order (alibaba/skill-up, docs "Judges"):
+ * 1. engine errors are made `error` by the caller before grading; this module only grades;
+ * 2. the `expect` gate (`expect.ts`): any failed check → `fail`, judges skipped;
+ * 3. every judge of `case.judges` in order (all required): `rule_based` (`rules.ts`),
+ *    `script` (`script.ts`), `agent_judge` (through an injected runner; none is built in).
+ * Final status: `error` when any judge could not reach a verdict (never counted as a fail),
+ * else `pass` iff every assertion passed, else `fail`.
+ */
+import type { JudgeSpec } from '../config/types.js';
+import { checkExpect } from './expect.js';
+import type { JudgeOutcome } from './outcome.js';
+import { runRuleJudge } from './rules.js';
+import { runScriptJudge } from './script.js';
+import type { Grading, JudgeInput } from './types.js';
+
+export { checkExpect, firstDifference, normaliseGolden } from './expect.js';
+export { evaluateRule, runRuleJudge, type RuleResult } from './rules.js';
+export { runScriptJudge, interpreterFor, DEFAULT_SCRIPT_TIMEOUT_SECONDS } from './script.js';
+export { argsMatch, argsMismatch } from './args.js';
+export { evaluatePostCondition } from './postcondition.js';
+export {
+  captureValue,
+  captureDetail,
+  parseJsonPath,
+  applyJsonPath,
+  extractJson,
+  type CaptureSpec,
+  type CaptureResult,
+} from './capture.js';
+export { resolveInWorkspace, inspectPath } from './paths.js';
+export type { JudgeOutcome } from './outcome.js';
+
+/** The reason given when a case has an `agent_judge` and no runner was supplied. */
+export const AGENT_JUDGE_UNAVAILABLE =
+  'agent_judge needs a model-backed judge engine, which this version of skill-up does not provide';
+
+/** Runs an `agent_judge` through the engine layer; supplied by the caller (or a test double). */
+export type AgentJudgeRunner = (
+  spec: Extract<JudgeSpec, { type: 'agent_judge' }>,
+  input: JudgeInput,
+) => Promise<JudgeOutcome>;
+
+/** Optional collaborators of `gradeJob`. */
+export interface GradeOptions {
+  /** Runs `agent_judge` judges; when absent they grade as `error` (AGENT_JUDGE_UNAVAILABLE). */
+  agentJudge?: AgentJudgeRunner;
+}
+
+/** A judge's name in reasons: its `id`, else its type. */
+function judgeName(j: JudgeSpec): string {
+  return j.id ?? j.type;
+}
+
+async function runJudge(judge: JudgeSpec, input: JudgeInput, opts: GradeOptions): Promise<JudgeOutcome> {
+  switch (judge.type) {
+    case 'rule_based':
+      return runRuleJudge(judge, input);
+    case 'script':
+      return runScriptJudge(judge, input);
+    case 'agent_judge':
+      if (!opts.agentJudge) return { status: 'error', assertions: [], reason: AGENT_JUDGE_UNAVAILABLE };
+      return opts.agentJudge(judge, input);
+    default: {
+      const t = (judge as { type?: unknown }).type;
+      return { status: 'error', assertions: [], reason: `unknown judge type ${JSON.stringify(t)}` };
+    }
+  }
+}
+
+/**
+ * Grades one finished job. Never throws: a judge that crashes yields status `error` with the
+ * message as reason. Assertions are the `expect` checks first, then each judge's in order;
+ * with several judges, each judge's assertion texts are prefixed `[<id or type>] `.
+ * Reasons: `expect gate failed`; `judge <name> failed: …`; for errors the judge's reason
+ * (`agent_judge needs a model-backed judge engine, …`, `cancelled`, …).
+ */
+export async function gradeJob(input: JudgeInput, options: GradeOptions = {}): Promise<Grading> {
+  let assertions;
+  try {
+    assertions = await checkExpect(input);
+  } catch (e) {
+    return { status: 'error', assertions: [], reason: `expect gate crashed: ${(e as Error).message}` };
+  }
+  if (assertions.some((a) => !a.passed)) return { status: 'fail', assertions, reason: 'expect gate failed' };
+
+  const judges = input.case.judges;
+  const errors: string[] = [];
+  const failures: string[] = [];
+  for (const judge of judges) {
+    if (input.signal?.aborted) {
+      errors.push('cancelled');
+      break;
+    }
+    let outcome: JudgeOutcome;
+    try {
+      outcome = await runJudge(judge, input, options);
+    } catch (e) {
+      outcome = { status: 'error', assertions: [], reason: `judge ${judgeName(judge)} crashed: ${(e as Error).message}` };
+    }
+    const prefix = judges.length > 1 ? `[${judgeName(judge)}] ` : '';
+    for (const a of outcome.assertions) assertions.push({ ...a, text: `${prefix}${a.text}` });
+    if (outcome.status === 'error') errors.push(outcome.reason ?? `judge ${judgeName(judge)} could not grade`);
+    else if (outcome.status === 'fail' || outcome.assertions.some((a) => !a.passed)) {
+      failures.push(`judge ${judgeName(judge)} failed${outcome.reason ? `: ${outcome.reason}` : ''}`);
+    }
+  }
+  if (errors.length > 0) return { status: 'error', assertions, reason: errors.join('; ') };
+  const pass = assertions.every((a) => a.passed) && failures.length === 0;
+  return pass ? { status: 'pass', assertions } : { status: 'fail', assertions, reason: failures.join('; ') || 'an assertion failed' };
+}

@@ -1,0 +1,188 @@
+/**
+ * The `script` judge: runs the skill author's program in the job workspace and passes when it
+ * exits 0. One assertion, `script: <path>`, whose evidence is the script's stdout (trimmed,
+ * at most 4 KB) with its stderr appended as `[stderr: …]`.
+ *
+ * The script gets the environment of skill-up plus:
+ * | variable | value |
+ * |---|---|
+ * | `EVAL_FINAL_MESSAGE` | the final message (cut to 120,000 bytes: the OS limit for one variable is 128 KiB) |
+ * | `EVAL_EXIT_CODE` | the engine's exit code of the last turn |
+ * | `EVAL_TRANSCRIPT_PATH` | absolute path of the transcript JSON (empty when none) |
+ * | `EVAL_WORKSPACE` | absolute path of the workspace (also the cwd) |
+ * | `EVAL_SKILL_DIR` | absolute path of the skill root |
+ * | `EVAL_CASE_ID` | the case id |
+ *
+ * A script with the executable bit runs directly; otherwise (or if the OS refuses to exec it)
+ * `.sh` runs via bash, `.py` via python3, `.js`/`.mjs`/`.cjs` via node, anything else via bash.
+ * It runs in its own process group: on timeout (`timeoutSeconds`, default 30) or cancellation
+ * the whole group is killed, and after the script exits any background child it left is swept.
+ */
+import { access, constants, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { execa } from 'execa';
+import { clip } from './evidence.js';
+import type { JudgeOutcome } from './outcome.js';
+import type { JudgeInput } from './types.js';
+
+/** Default script timeout in seconds, when `timeoutSeconds` is not positive. */
+export const DEFAULT_SCRIPT_TIMEOUT_SECONDS = 30;
+/** Most stdout characters kept as evidence. */
+export const MAX_STDOUT_EVIDENCE = 4096;
+/** Most stderr characters appended to the evidence. */
+export const MAX_STDERR_EVIDENCE = 2048;
+/** Most bytes of the final message passed in `EVAL_FINAL_MESSAGE`. */
+export const MAX_ENV_MESSAGE_BYTES = 120_000;
+
+/** Cuts `s` to at most `maxBytes` UTF-8 bytes without splitting a character. */
+export function cutBytes(s: string, maxBytes: number): string {
+  const buf = Buffer.from(s, 'utf8');
+  if (buf.length <= maxBytes) return s;
+  let end = maxBytes;
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
+  return buf.subarray(0, end).toString('utf8');
+}
+
+/** The interpreter used for a non-executable script, by extension: `[command, ...args]`. */
+export function interpreterFor(scriptPath: string): string[] {
+  const ext = path.extname(scriptPath).toLowerCase();
+  if (ext === '.py') return ['python3'];
+  if (ext === '.js' || ext === '.mjs' || ext === '.cjs') return ['node'];
+  return ['bash'];
+}
+
+function killGroup(pid: number | undefined): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
+}
+
+interface RunResult {
+  exitCode?: number;
+  stdout: string;
+  stderr: string;
+  signal?: string;
+  startError?: string;
+  errno?: string;
+  timedOut: boolean;
+  cancelled: boolean;
+}
+
+async function runOnce(file: string, args: string[], input: JudgeInput, env: Record<string, string>, timeoutMs: number): Promise<RunResult> {
+  if (input.signal?.aborted) return { stdout: '', stderr: '', timedOut: false, cancelled: true };
+  const child = execa(file, args, {
+    cwd: input.workspace,
+    env,
+    extendEnv: true,
+    detached: true,
+    reject: false,
+    stdin: 'ignore',
+    stripFinalNewline: false,
+  });
+  const pid = child.pid;
+  let timedOut = false;
+  let cancelled = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(pid);
+  }, timeoutMs);
+  const onAbort = () => {
+    cancelled = true;
+    killGroup(pid);
+  };
+  input.signal?.addEventListener('abort', onAbort, { once: true });
+  // Once the script itself has ended, sweep children it left behind (they may hold stdout open).
+  child.on('exit', () => killGroup(pid));
+  try {
+    const r = await child;
+    const startError = r.exitCode === undefined && !r.signal && r.failed ? r.originalMessage ?? r.shortMessage : undefined;
+    return {
+      exitCode: r.exitCode,
+      stdout: typeof r.stdout === 'string' ? r.stdout : '',
+      stderr: typeof r.stderr === 'string' ? r.stderr : '',
+      signal: r.signal,
+      startError,
+      errno: r.code,
+      timedOut,
+      cancelled,
+    };
+  } finally {
+    clearTimeout(timer);
+    input.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Builds the evidence string from a script's output. */
+export function scriptEvidence(stdout: string, stderr: string): string {
+  const out = clip(stdout.trim(), MAX_STDOUT_EVIDENCE);
+  const err = stderr.trim();
+  const parts = [out === '' ? '(no output)' : out];
+  if (err !== '') parts.push(`[stderr: ${clip(err, MAX_STDERR_EVIDENCE)}]`);
+  return parts.join(' ');
+}
+
+/**
+ * Runs a `script` judge. Never throws: a script that cannot start yields a failed assertion
+ * naming the reason; cancellation (via `input.signal`) yields status `error`.
+ */
+export async function runScriptJudge(spec: { scriptPath: string; timeoutSeconds: number }, input: JudgeInput): Promise<JudgeOutcome> {
+  const abs = path.isAbsolute(spec.scriptPath) ? spec.scriptPath : path.resolve(input.skillDir, spec.scriptPath);
+  const rel = path.relative(input.skillDir, abs);
+  const text = `script: ${rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : abs}`;
+  const seconds = spec.timeoutSeconds > 0 ? spec.timeoutSeconds : DEFAULT_SCRIPT_TIMEOUT_SECONDS;
+  const fail = (evidence: string, reason = evidence): JudgeOutcome => ({
+    status: 'fail',
+    assertions: [{ text, passed: false, evidence }],
+    reason,
+  });
+
+  try {
+    const st = await stat(abs);
+    if (!st.isFile()) return fail(`script could not start: ${abs} is not a regular file`);
+  } catch {
+    return fail(`script could not start: ${abs} does not exist`);
+  }
+
+  const env: Record<string, string> = {
+    EVAL_FINAL_MESSAGE: cutBytes(input.finalMessage, MAX_ENV_MESSAGE_BYTES),
+    EVAL_EXIT_CODE: String(input.exitCode),
+    EVAL_TRANSCRIPT_PATH: input.transcriptPath ?? '',
+    EVAL_WORKSPACE: input.workspace,
+    EVAL_SKILL_DIR: input.skillDir,
+    EVAL_CASE_ID: input.case.id,
+  };
+
+  let executable = false;
+  try {
+    await access(abs, constants.X_OK);
+    executable = true;
+  } catch {
+    /* not executable */
+  }
+  const [interp, ...interpArgs] = interpreterFor(abs);
+  const timeoutMs = seconds * 1000;
+  let r = executable ? await runOnce(abs, [], input, env, timeoutMs) : await runOnce(interp!, [...interpArgs, abs], input, env, timeoutMs);
+  if (executable && r.startError && (r.errno === 'ENOEXEC' || r.errno === 'EACCES')) {
+    // e.g. no shebang line: fall back to the interpreter for its extension.
+    r = await runOnce(interp!, [...interpArgs, abs], input, env, timeoutMs);
+  }
+
+  if (r.cancelled) {
+    return { status: 'error', assertions: [], reason: 'script judge cancelled' };
+  }
+  if (r.timedOut) {
+    const ev = `script timed out after ${seconds}s`;
+    const partial = r.stdout.trim() || r.stderr.trim() ? `; output so far: ${scriptEvidence(r.stdout, r.stderr)}` : '';
+    return fail(`${ev}${partial}`, ev);
+  }
+  if (r.startError) return fail(`script could not start: ${r.startError}`);
+  if (r.exitCode === undefined) {
+    return fail(`script killed by ${r.signal ?? 'a signal'}: ${scriptEvidence(r.stdout, r.stderr)}`);
+  }
+  const evidence = scriptEvidence(r.stdout, r.stderr);
+  if (r.exitCode === 0) return { status: 'pass', assertions: [{ text, passed: true, evidence }] };
+  return fail(`${evidence} [exit code ${r.exitCode}]`, `script exited with code ${r.exitCode}`);
+}

@@ -1,0 +1,172 @@
+/**
+ * `skill-up model-server --script FILE [--port N] [--log-dir DIR] [--quiet]`
+ *
+ * Starts the scripted model server in the foreground, prints where it listens and how to
+ * point Claude Code at it, prints one line per model call (unless `--quiet`), and runs until
+ * SIGINT or SIGTERM (or `io.signal` aborts). Exit codes: 0 after a clean stop, 2 for a usage
+ * error or an invalid script (diagnostics are printed as `file:line:col: field: message`),
+ * 3 when the port cannot be bound.
+ */
+import { ConfigError, formatDiagnostic } from '../config/diagnostics.js';
+import type { ExchangeLogEntry } from './log.js';
+import { loadModelScript } from './script.js';
+import { startModelServer } from './server.js';
+
+export const MODEL_SERVER_USAGE = `usage: skill-up model-server --script FILE [--port N] [--log-dir DIR] [--quiet]
+
+Serves a scripted model on 127.0.0.1 (Anthropic Messages API) until interrupted.
+  --script FILE   rule file (YAML, schemas/model-script.schema.json)
+  --port N        TCP port (default 0: a free port)
+  --log-dir DIR   append every exchange to DIR/model-requests.jsonl
+                  (DIR/<jobId>/… when the API key is skill-up-job:<jobId>)
+  --quiet         do not print one line per request`;
+
+/** Where the command writes, and what stops it (tests pass their own). */
+export interface CommandIO {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+  /** Stops the server like SIGINT does. */
+  signal?: AbortSignal;
+  /** Called once the server listens, with its URL. */
+  onListening?: (url: string) => void;
+}
+
+const defaultIO: CommandIO = {
+  stdout: (l) => process.stdout.write(l + '\n'),
+  stderr: (l) => process.stderr.write(l + '\n'),
+};
+
+interface Args {
+  script?: string;
+  port: number;
+  logDir?: string;
+  quiet: boolean;
+  help: boolean;
+}
+
+function parseArgs(argv: string[]): Args | string {
+  const args: Args = { port: 0, quiet: false, help: false };
+  const rest = argv[0] === 'model-server' ? argv.slice(1) : argv;
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i]!;
+    const eq = a.indexOf('=');
+    const flag = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a;
+    const inline = a.startsWith('--') && eq > 0 ? a.slice(eq + 1) : undefined;
+    const value = (): string | undefined => inline ?? rest[++i];
+    switch (flag) {
+      case '--script': {
+        const v = value();
+        if (!v) return '--script needs a file';
+        args.script = v;
+        break;
+      }
+      case '--port': {
+        const v = value();
+        const n = Number(v);
+        if (!v || !Number.isInteger(n) || n < 0 || n > 65535) return `--port needs an integer 0-65535, got ${v ?? 'nothing'}`;
+        args.port = n;
+        break;
+      }
+      case '--log-dir': {
+        const v = value();
+        if (!v) return '--log-dir needs a folder';
+        args.logDir = v;
+        break;
+      }
+      case '--quiet':
+        args.quiet = true;
+        break;
+      case '-h':
+      case '--help':
+        args.help = true;
+        break;
+      default:
+        return `unknown argument ${a}`;
+    }
+  }
+  return args;
+}
+
+/** One human line per exchange. */
+export function describeExchange(e: ExchangeLogEntry): string {
+  const who = e.jobId ? ` job=${e.jobId}` : e.sessionId ? ` session=${e.sessionId.slice(0, 8)}` : '';
+  if (e.kind !== 'generate' || !e.trace) return `${e.method} ${e.url} → ${e.status}${who}`;
+  const c = e.conversation;
+  const rule = e.trace.rule < 0 ? 'no rule' : `rule ${e.trace.rule}${e.trace.ruleName ? ` (${e.trace.ruleName})` : ''} step ${e.trace.step}`;
+  const what = e.error
+    ? `HTTP ${e.error.status} ${e.error.message}`
+    : (e.reply?.blocks ?? []).map((b) => (b.type === 'text' ? `text ${JSON.stringify(b.text.length > 50 ? b.text.slice(0, 47) + '...' : b.text)}` : `${b.name} ${JSON.stringify(b.input).slice(0, 80)}`)).join(' + ');
+  return `${e.method} ${e.url.split('?')[0]} turn ${c?.turn ?? '?'} ${rule} → ${what}${who}`;
+}
+
+/**
+ * Runs the command. `argv` are the arguments after `model-server` (a leading
+ * `model-server` is skipped too).
+ * @returns the exit code (see the module doc).
+ */
+export async function runModelServerCommand(argv: string[], io: CommandIO = defaultIO): Promise<number> {
+  const args = parseArgs(argv);
+  if (typeof args === 'string') {
+    io.stderr(`skill-up model-server: ${args}`);
+    io.stderr(MODEL_SERVER_USAGE);
+    return 2;
+  }
+  if (args.help) {
+    io.stdout(MODEL_SERVER_USAGE);
+    return 0;
+  }
+  if (!args.script) {
+    io.stderr('skill-up model-server: --script FILE is required');
+    io.stderr(MODEL_SERVER_USAGE);
+    return 2;
+  }
+
+  let script;
+  try {
+    script = await loadModelScript(args.script);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    for (const d of e.diagnostics) io.stderr(formatDiagnostic(d));
+    return 2;
+  }
+  for (const w of script.warnings) io.stderr(formatDiagnostic(w));
+
+  let server;
+  try {
+    server = await startModelServer({
+      script,
+      port: args.port,
+      ...(args.logDir ? { logDir: args.logDir } : {}),
+      onRequest: args.quiet ? undefined : (e) => io.stdout(describeExchange(e)),
+    });
+  } catch (e) {
+    io.stderr(`skill-up model-server: cannot listen on 127.0.0.1:${args.port}: ${(e as Error).message}`);
+    return 3;
+  }
+
+  io.stdout(`listening on ${server.url}`);
+  io.stdout(`script: ${script.file} (${script.rules.length} rule${script.rules.length === 1 ? '' : 's'})`);
+  io.stdout('try:');
+  io.stdout(
+    `  ANTHROPIC_BASE_URL=${server.url} ANTHROPIC_API_KEY=dummy CLAUDE_CODE_MAX_RETRIES=0 DISABLE_TELEMETRY=1 ` +
+      `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude -p "create hello.py" --output-format stream-json --verbose ` +
+      `--permission-mode bypassPermissions --max-turns 5`,
+  );
+  io.onListening?.(server.url);
+
+  await new Promise<void>((resolveStop) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      io.signal?.removeEventListener('abort', stop);
+      resolveStop();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    if (io.signal?.aborted) stop();
+    else io.signal?.addEventListener('abort', stop, { once: true });
+  });
+  await server.close();
+  io.stdout('model server stopped');
+  return 0;
+}

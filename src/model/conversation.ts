@@ -1,0 +1,240 @@
+/**
+ * The protocol-neutral view of a model request: what the user asked in the current turn,
+ * which turn it is, which skills the engine listed and which were loaded, the working
+ * directory, the tools offered, and how far the model already got in this turn.
+ *
+ * Everything here is derived from the request alone (the server keeps no state), so a
+ * resumed session, a retried request and many parallel jobs all get consistent answers.
+ *
+ * Definitions (all relative to `ModelRequest.messages`, optionally cut at `upTo`):
+ * - **prompt message**: a `user` message with no tool result and at least one text part
+ *   that is neither `meta` nor empty once `<system-reminder>…</system-reminder>` blocks are
+ *   removed. The *current* prompt is the last one; `turn` counts prompt messages (1-based).
+ * - **step boundaries**: the indices of assistant messages after the current prompt that
+ *   start a model reply; consecutive assistant messages (no user message between) are one
+ *   reply, because some engines replay one reply as several messages.
+ * - **skills listed**: names found in the skill listings of any context text (system
+ *   prompt, system/developer messages, meta parts, `<system-reminder>` blocks): Claude's
+ *   "The following skills are available for use with the Skill tool:" list, Codex's
+ *   `<skills_instructions>` "### Available skills" list, and `<available_skills>` XML
+ *   (OpenCode, Gemini CLI, Qwen Code).
+ * - **skills loaded**: since the current prompt, a tool call whose result came back without
+ *   error and that either is a skill tool (`Skill`, `skill`, `activate_skill`: the name is
+ *   its `skill`/`name`/`command` input) or mentions a path `…/<name>/SKILL.md` in any string
+ *   input (a Read, `cat`, etc.).
+ * - **cwd**: the first of `Primary working directory: …` (Claude Code), `<cwd>…</cwd>`
+ *   (Codex), `Working directory: …` (OpenCode), `I'm currently working in the directory: …`
+ *   (Gemini CLI, Qwen Code) in the context texts.
+ */
+import type { EngineName, ModelRequest, NeutralMessage, NeutralPart } from './types.js';
+
+export interface Conversation {
+  engine: EngineName;
+  /** Text of the current prompt (reminders and engine-injected text removed); '' when none. */
+  prompt: string;
+  /** 1-based number of the current user turn; 0 when the request has no prompt message. */
+  turn: number;
+  /** Index in `messages` of the current prompt message; -1 when none. */
+  promptIndex: number;
+  /** Working directory the engine announced, when found. */
+  cwd?: string;
+  /** Skill names in the engine's listing, in listing order, without duplicates. */
+  skillsListed: string[];
+  /** Skills loaded since the current prompt, in load order. */
+  skillsLoaded: string[];
+  /** Names of the tools offered. */
+  toolsOffered: string[];
+  /** Indices of messages that start an assistant reply after the current prompt. */
+  replyStarts: number[];
+  /** The latest tool result since the current prompt. */
+  lastToolResult?: { output: string; isError: boolean };
+  /** Number of messages this view covers. */
+  upTo: number;
+}
+
+const REMINDER = /<system-reminder>[\s\S]*?(<\/system-reminder>|$)/g;
+
+/** Removes `<system-reminder>` blocks (an unclosed one runs to the end) and trims. */
+export function stripReminders(text: string): string {
+  return text.replace(REMINDER, '').trim();
+}
+
+/** Prompt text of a user message, or undefined when it is not a prompt message. */
+export function promptTextOf(msg: NeutralMessage): string | undefined {
+  if (msg.role !== 'user') return undefined;
+  if (msg.parts.some((p) => p.type === 'tool_result')) return undefined;
+  const texts = msg.parts
+    .filter((p): p is Extract<NeutralPart, { type: 'text' }> => p.type === 'text' && !p.meta)
+    .map((p) => stripReminders(p.text))
+    .filter((t) => t.length > 0);
+  return texts.length > 0 ? texts.join('\n') : undefined;
+}
+
+/** Builds the view of `req.messages.slice(0, upTo)`. */
+export function viewConversation(req: ModelRequest, upTo = req.messages.length): Conversation {
+  const messages = req.messages.slice(0, upTo);
+  let promptIndex = -1;
+  let turn = 0;
+  let prompt = '';
+  messages.forEach((m, i) => {
+    const t = promptTextOf(m);
+    if (t !== undefined) {
+      promptIndex = i;
+      turn++;
+      prompt = t;
+    }
+  });
+
+  const replyStarts: number[] = [];
+  for (let i = promptIndex + 1; i < messages.length; i++) {
+    if (messages[i]!.role === 'assistant' && (i === 0 || messages[i - 1]!.role !== 'assistant')) replyStarts.push(i);
+  }
+
+  const context = contextTexts(req, messages);
+  const view: Conversation = {
+    engine: req.engine,
+    prompt,
+    turn,
+    promptIndex,
+    skillsListed: parseSkillListing(context),
+    skillsLoaded: skillsLoadedSince(messages, promptIndex + 1),
+    toolsOffered: req.tools.map((t) => t.name),
+    replyStarts,
+    upTo: messages.length,
+  };
+  const cwd = findCwd(context);
+  if (cwd) view.cwd = cwd;
+  const last = lastToolResultSince(messages, promptIndex + 1);
+  if (last) view.lastToolResult = last;
+  return view;
+}
+
+/** Texts the engine supplies as context: system prompt, system messages, meta parts, reminders. */
+export function contextTexts(req: ModelRequest, messages: NeutralMessage[] = req.messages): string[] {
+  const out = [...req.system];
+  for (const m of messages) {
+    for (const p of m.parts) {
+      if (p.type !== 'text') continue;
+      if (m.role === 'system' || p.meta) out.push(p.text);
+      else if (m.role === 'user') for (const r of p.text.match(REMINDER) ?? []) out.push(r);
+    }
+  }
+  return out;
+}
+
+// ───────────────────────────── skill listings ─────────────────────────────
+
+const CLAUDE_LISTING = 'The following skills are available for use with the Skill tool:';
+const DASH_ENTRY = /^- (\S+?): /;
+
+/** Skill names from every listing format found in `texts` (see the module doc). */
+export function parseSkillListing(texts: string[]): string[] {
+  const names: string[] = [];
+  const add = (n: string) => {
+    const name = n.trim();
+    if (name && !names.includes(name)) names.push(name);
+  };
+  for (const text of texts) {
+    // Claude Code: "- name: description" lines after the header, up to the first blank line.
+    let at = text.indexOf(CLAUDE_LISTING);
+    while (at >= 0) {
+      const body = text.slice(at + CLAUDE_LISTING.length).replace(/^\s*\n/, '');
+      const end = body.search(/\n\s*\n/);
+      for (const line of (end >= 0 ? body.slice(0, end) : body).split('\n')) {
+        const m = DASH_ENTRY.exec(line);
+        if (m) add(m[1]!);
+      }
+      at = text.indexOf(CLAUDE_LISTING, at + 1);
+    }
+    // Codex: <skills_instructions> … "### Available skills" then "- name: description (file: …)".
+    for (const block of text.match(/<skills_instructions>[\s\S]*?(<\/skills_instructions>|$)/g) ?? []) {
+      const sec = /###\s*Available skills\s*\n([\s\S]*?)(\n###|$)/.exec(block);
+      for (const line of (sec?.[1] ?? '').split('\n')) {
+        const m = DASH_ENTRY.exec(line);
+        if (m) add(m[1]!);
+      }
+    }
+    // OpenCode / Gemini CLI / Qwen Code: <available_skills><skill><name>x</name>…
+    for (const block of text.match(/<available_skills>[\s\S]*?(<\/available_skills>|$)/g) ?? []) {
+      for (const m of block.matchAll(/<skill>\s*<name>\s*([^<]+?)\s*<\/name>/g)) add(m[1]!);
+    }
+  }
+  return names;
+}
+
+// ───────────────────────────── skills loaded / tool results ─────────────────────────────
+
+const SKILL_TOOLS = new Set(['skill', 'activate_skill']);
+/** Tools that write files: a `SKILL.md` path in their input is authoring a skill, not loading one. */
+const WRITING_TOOLS = /^(write|edit|multiedit|notebookedit|write_file|replace|create_file|apply_patch)$/i;
+const SKILL_MD = /(?:^|[\s/'"`=])([^\s/'"`=]+)\/SKILL\.md\b/g;
+
+/** Skill a tool call loads, if any (see the module doc). */
+export function skillOfToolCall(name: string, input: unknown): string | undefined {
+  const obj = input !== null && typeof input === 'object' ? (input as Record<string, unknown>) : {};
+  if (SKILL_TOOLS.has(name.toLowerCase())) {
+    for (const key of ['skill', 'name', 'command']) {
+      const v = obj[key];
+      if (typeof v === 'string' && v.trim()) return v.trim().replace(/^\//, '');
+    }
+  }
+  if (WRITING_TOOLS.test(name)) return undefined;
+  for (const s of stringsIn(input)) {
+    for (const m of s.matchAll(SKILL_MD)) return m[1]!;
+  }
+  return undefined;
+}
+
+function stringsIn(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) stringsIn(x, out);
+  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) stringsIn(x, out);
+  return out;
+}
+
+function skillsLoadedSince(messages: NeutralMessage[], from: number): string[] {
+  const results = new Map<string, boolean>();
+  for (let i = from; i < messages.length; i++) {
+    for (const p of messages[i]!.parts) if (p.type === 'tool_result') results.set(p.id, p.isError);
+  }
+  const loaded: string[] = [];
+  for (let i = from; i < messages.length; i++) {
+    for (const p of messages[i]!.parts) {
+      if (p.type !== 'tool_call' || results.get(p.id) !== false) continue;
+      const skill = skillOfToolCall(p.name, p.input);
+      if (skill && !loaded.includes(skill)) loaded.push(skill);
+    }
+  }
+  return loaded;
+}
+
+function lastToolResultSince(messages: NeutralMessage[], from: number): Conversation['lastToolResult'] {
+  for (let i = messages.length - 1; i >= from; i--) {
+    const parts = messages[i]!.parts;
+    for (let k = parts.length - 1; k >= 0; k--) {
+      const p = parts[k]!;
+      if (p.type === 'tool_result') return { output: p.output, isError: p.isError };
+    }
+  }
+  return undefined;
+}
+
+// ───────────────────────────── cwd ─────────────────────────────
+
+const CWD_PATTERNS = [
+  /Primary working directory: *([^\n]+)/,
+  /<cwd>\s*([^<\n]+?)\s*<\/cwd>/,
+  /I'm currently working in the directory: *([^\n]+)/,
+  /Working directory: *([^\n]+)/,
+];
+
+/** The engine's working directory from the first context text that states one. */
+export function findCwd(texts: string[]): string | undefined {
+  for (const re of CWD_PATTERNS) {
+    for (const t of texts) {
+      const m = re.exec(t);
+      if (m) return m[1]!.trim();
+    }
+  }
+  return undefined;
+}

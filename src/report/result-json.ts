@@ -1,0 +1,140 @@
+/**
+ * result.json: the complete record of a run, schema in `schemas/result.schema.json`.
+ * Keys are snake_case like alibaba/skill-up's and Anthropic's files; durations in ms,
+ * tokens as counts, cost in USD.
+ */
+import type { EngineConfig } from '../config/types.js';
+import type { TokenUsage } from '../engine/types.js';
+import type { JobResult, TurnResult } from '../run/types.js';
+import { summarise, type TrialResult } from '../stats/index.js';
+
+/** The version of the result.json format written by this code. */
+export const RESULT_SCHEMA_VERSION = '1';
+
+/** Everything known about a run besides its job results. */
+export interface RunMeta {
+  tool: { name: string; version: string };
+  skill: { name: string; description?: string; path: string };
+  evalFile: string;
+  iteration: number;
+  startedAt: string;
+  endedAt: string;
+  durationMs: number;
+  interrupted: boolean;
+  /** Jobs planned but never started (after an interrupt). */
+  notRun: number;
+  engines: (EngineConfig & { resolvedVersion?: string })[];
+  options: Record<string, unknown>;
+  exitCode: number;
+}
+
+const usageJson = (u: TokenUsage) => ({ input: u.input, output: u.output, cache_read: u.cacheRead, cache_write: u.cacheWrite, total: u.input + u.output + u.cacheRead + u.cacheWrite });
+
+function turnJson(t: TurnResult) {
+  return {
+    index: t.index,
+    prompt: t.prompt,
+    status: t.status,
+    final_text: t.finalText,
+    ...(t.reason ? { reason: t.reason } : {}),
+    duration_ms: Math.round(t.durationMs),
+    tokens: usageJson(t.usage),
+    ...(t.costUsd !== undefined ? { cost_usd: t.costUsd } : {}),
+    tool_calls: t.toolCalls.map((c) => ({ name: c.name, input: c.input, ...(c.isError ? { is_error: true } : {}) })),
+    skill_activations: t.skillActivations,
+    ...(t.skillsListed ? { skills_listed: t.skillsListed } : {}),
+    ...(t.sessionId ? { session_id: t.sessionId } : {}),
+  };
+}
+
+/** One job as written in result.json. */
+export function jobJson(r: JobResult) {
+  return {
+    id: r.id,
+    case_id: r.caseId,
+    engine: r.engine,
+    variant: r.variant,
+    trial: r.trial,
+    attempts: r.attempts,
+    status: r.status,
+    ...(r.reason ? { reason: r.reason } : {}),
+    started_at: r.startedAt,
+    duration_ms: Math.round(r.durationMs),
+    engine_duration_ms: Math.round(r.engineDurationMs),
+    tokens: usageJson(r.usage),
+    ...(r.costUsd !== undefined ? { cost_usd: r.costUsd } : {}),
+    final_message: r.finalMessage,
+    skills_installed: r.skillsInstalled,
+    ...(r.skillsOffered ? { skills_offered: r.skillsOffered } : {}),
+    skill_activations: r.skillActivations,
+    assertions: r.assertions,
+    turns: r.turns.map(turnJson),
+    output_dir: r.outputDir,
+    artifacts: r.artifacts,
+  };
+}
+
+/** camelCase keys → snake_case, recursively (for the stats block, which holds no user keys). */
+function snake(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(snake);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snake(x)]));
+  }
+  return v;
+}
+
+/** Stats input from job results (the stats stage takes plain trial records). */
+export function trialsOf(results: JobResult[]): TrialResult[] {
+  return results.map((r) => ({
+    caseId: r.caseId,
+    engine: r.engine,
+    variant: r.variant,
+    trial: r.trial,
+    status: r.status,
+    durationMs: r.durationMs,
+    tokens: r.usage.input + r.usage.output + r.usage.cacheRead + r.usage.cacheWrite,
+    costUsd: r.costUsd,
+  }));
+}
+
+/** Builds the result.json document. */
+export function buildResultJson(meta: RunMeta, results: JobResult[]) {
+  const count = (s: string) => results.filter((r) => r.status === s).length;
+  const tokens = results.reduce(
+    (u, r) => ({ input: u.input + r.usage.input, output: u.output + r.usage.output, cacheRead: u.cacheRead + r.usage.cacheRead, cacheWrite: u.cacheWrite + r.usage.cacheWrite }),
+    { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  );
+  const costs = results.filter((r) => r.costUsd !== undefined);
+  return {
+    schema_version: RESULT_SCHEMA_VERSION,
+    tool: meta.tool,
+    skill: meta.skill,
+    eval_file: meta.evalFile,
+    iteration: meta.iteration,
+    started_at: meta.startedAt,
+    ended_at: meta.endedAt,
+    duration_ms: Math.round(meta.durationMs),
+    interrupted: meta.interrupted,
+    not_run: meta.notRun,
+    exit_code: meta.exitCode,
+    options: meta.options,
+    engines: meta.engines.map((e) => ({
+      name: e.name,
+      display_name: e.displayName,
+      ...(e.version ? { version: e.version } : {}),
+      ...(e.resolvedVersion ? { resolved_version: e.resolvedVersion } : {}),
+      model: { provider: e.model.provider ?? null, name: e.model.name ?? null },
+    })),
+    totals: {
+      jobs: results.length,
+      pass: count('pass'),
+      fail: count('fail'),
+      error: count('error'),
+      skipped: count('skipped'),
+      tokens: usageJson(tokens),
+      ...(costs.length ? { cost_usd: costs.reduce((s, r) => s + r.costUsd!, 0) } : {}),
+    },
+    summary: snake(summarise(trialsOf(results))),
+    jobs: results.map(jobJson),
+  };
+}

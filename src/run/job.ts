@@ -1,0 +1,276 @@
+/**
+ * Runs one job end to end: fresh workspace → install skill (with_skill only) → engine turns
+ * → collect artifacts → grade. Never throws for the job's own failures: a broken workspace,
+ * a crashing engine or a timeout become a JobResult with status `error`.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Suite, TurnSpec } from '../config/types.js';
+import type { EngineAdapter, EngineContext, Transcript, TranscriptTurn } from '../engine/types.js';
+import { zeroUsage } from '../engine/types.js';
+import type { Job } from '../plan/plan.js';
+import { createWorkspace, collectArtifacts, type Workspace } from '../runtime/index.js';
+import { installSkill } from '../skill/install.js';
+import { gradeJob, evaluatePostCondition, captureDetail } from '../judge/index.js';
+import type { Assertion, Grading } from '../judge/types.js';
+import type { JobResult, TurnResult } from './types.js';
+
+/** A skill ready to install: where it comes from and the folder name it gets. */
+export interface ResolvedSkill {
+  name: string;
+  path: string;
+  include: string[];
+  exclude: string[];
+}
+
+/** Everything shared by the jobs of a run. */
+export interface JobEnv {
+  suite: Suite;
+  adapters: Map<string, EngineAdapter>;
+  skills: ResolvedSkill[];
+  /** Absolute path of the iteration folder. */
+  iterationDir: string;
+  keepWorkspaces: boolean;
+  /** Parent folder for workspaces (default: the OS temp folder). */
+  workspaceRoot?: string;
+  baseEnv: Record<string, string | undefined>;
+  modelBaseUrl?: string;
+  signal: AbortSignal;
+}
+
+/** Runs `job` once (no retry). */
+export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promise<JobResult> {
+  const started = Date.now();
+  const startedAt = new Date(started).toISOString();
+  const outputDir = join(env.iterationDir, job.id);
+  await mkdir(join(outputDir, 'outputs'), { recursive: true });
+  const c = job.case;
+  const deadline = c.timeoutSeconds > 0 ? started + c.timeoutSeconds * 1000 : Infinity;
+  const jobAbort = new AbortController();
+  const onRunAbort = () => jobAbort.abort();
+  env.signal.addEventListener('abort', onRunAbort, { once: true });
+  const deadlineTimer = Number.isFinite(deadline) ? setTimeout(() => jobAbort.abort(), deadline - started + 50) : undefined;
+  const engineCfg = env.suite.engines.find((e) => e.name === job.engine) ?? env.suite.engine;
+  const adapter = env.adapters.get(job.engine)!;
+  const result: JobResult = {
+    id: job.id,
+    caseId: c.id,
+    engine: job.engine,
+    variant: job.variant,
+    trial: job.trial,
+    attempts: attempt,
+    status: 'error',
+    startedAt,
+    durationMs: 0,
+    engineDurationMs: 0,
+    usage: zeroUsage(),
+    finalMessage: '',
+    turns: [],
+    skillsInstalled: [],
+    skillActivations: [],
+    assertions: [],
+    outputDir: job.id,
+    artifacts: [],
+  };
+  let ws: Workspace | undefined;
+  try {
+    ws = await createWorkspace({
+      root: env.workspaceRoot,
+      jobId: job.id,
+      context: c.context,
+      env: env.suite.environment.env,
+      setupSteps: env.suite.environment.setupSteps,
+      signal: jobAbort.signal,
+    });
+    if (job.variant === 'with_skill') {
+      for (const s of env.skills) {
+        await installSkill({ skillDir: s.path, include: s.include, exclude: s.exclude, destDir: join(ws.dir, adapter.skillDirs[0]!, s.name) });
+        result.skillsInstalled.push(s.name);
+      }
+    }
+    const ctx: EngineContext = {
+      engine: engineCfg,
+      case: c,
+      variant: job.variant,
+      trial: job.trial,
+      workspace: ws.dir,
+      homeDir: ws.homeDir,
+      outputDir,
+      installedSkills: result.skillsInstalled,
+      baseEnv: env.baseEnv,
+      signal: jobAbort.signal,
+      deadline,
+      modelBaseUrl: env.modelBaseUrl,
+    };
+    const prepared = await adapter.prepare(ctx);
+    const transcript: Transcript = { engine: job.engine, model: engineCfg.model.name, turns: [] };
+    const verdict = await converse(job, adapter, ctx, prepared, transcript, result, deadline);
+    await writeFile(join(outputDir, 'transcript.json'), JSON.stringify(transcript, null, 2));
+    result.artifacts = await collectArtifacts(ws.dir, c.collectArtifacts, join(outputDir, 'outputs', 'workspace'));
+    const last = [...result.turns].reverse().find((t) => t.status === 'completed' || t.status === 'failed');
+    result.finalMessage = last?.finalText ?? '';
+    await writeFile(join(outputDir, 'outputs', 'response.md'), result.finalMessage);
+    let grading: Grading;
+    if (verdict) {
+      grading = verdict;
+    } else {
+      grading = await gradeJob({
+        case: c,
+        transcript,
+        finalMessage: result.finalMessage,
+        exitCode: transcript.turns.at(-1)?.exitCode ?? 0,
+        workspace: ws.dir,
+        transcriptPath: join(outputDir, 'transcript.json'),
+        skillDir: env.suite.skillDir,
+        turnStatus: result.turns.map((t) => t.status),
+        signal: jobAbort.signal,
+      });
+    }
+    result.status = grading.status;
+    result.reason = grading.reason;
+    result.assertions = grading.assertions;
+  } catch (e) {
+    result.status = 'error';
+    result.reason = env.signal.aborted ? 'run interrupted' : (e as Error).message;
+  } finally {
+    clearTimeout(deadlineTimer);
+    env.signal.removeEventListener('abort', onRunAbort);
+    if (ws && !env.keepWorkspaces) await ws.remove().catch(() => undefined);
+  }
+  if (result.status === 'error' && jobAbort.signal.aborted && !env.signal.aborted && !result.reason?.includes('timed out')) {
+    result.reason = `case timed out after ${c.timeoutSeconds} s (constraints.timeout_seconds)${result.reason ? `: ${result.reason}` : ''}`;
+  }
+  result.durationMs = Date.now() - started;
+  await writeFile(join(outputDir, 'grading.json'), JSON.stringify(gradingJson(result), null, 2));
+  return result;
+}
+
+/** skill-creator's grading.json shape (`expectations`, `summary`), written next to each run. */
+function gradingJson(r: JobResult) {
+  const passed = r.assertions.filter((a) => a.passed).length;
+  const total = r.assertions.length;
+  return {
+    expectations: r.assertions,
+    summary: { passed, failed: total - passed, total, pass_rate: total ? passed / total : 0 },
+    status: r.status,
+    ...(r.reason ? { reason: r.reason } : {}),
+  };
+}
+
+/**
+ * Sends the case's turns. Returns a final Grading when the conversation itself decided the
+ * job (an engine error, a failed post-condition, an unresolved template); undefined when
+ * the judges should decide.
+ */
+async function converse(
+  job: Job,
+  adapter: EngineAdapter,
+  ctx: EngineContext,
+  prepared: unknown,
+  transcript: Transcript,
+  result: JobResult,
+  deadline: number,
+): Promise<Grading | undefined> {
+  const specs = job.case.turns;
+  // An engine that cannot resume gets the whole conversation as one prompt (captures need real turns).
+  const flatten = !adapter.supportsResume && specs.length > 1;
+  const turns: TurnSpec[] = flatten ? [{ content: specs.map((t) => t.content).join('\n\n'), capture: [] }] : specs;
+  const vars: Record<string, string> = {};
+  const history: string[] = [];
+  let sessionId: string | undefined;
+  const offered = new Set<string>();
+  let skipping = false;
+  for (let i = 0; i < turns.length; i++) {
+    const spec = turns[i]!;
+    const index = i + 1;
+    if (skipping) {
+      result.turns.push(emptyTurn(index, spec.content, 'skipped', 'skipped by an earlier post_condition (on_fail: skip_remaining)'));
+      continue;
+    }
+    const missing: string[] = [];
+    const prompt = spec.content.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (m, name: string) => {
+      if (name in vars) return vars[name]!;
+      missing.push(name);
+      return m;
+    });
+    if (missing.length) {
+      const reason = `turn ${index} uses {{${missing.join('}}, {{')}}}, which no earlier turn captured`;
+      result.turns.push(emptyTurn(index, prompt, 'error', reason));
+      return { status: 'error', assertions: [], reason };
+    }
+    history.push(prompt);
+    const remaining = deadline - Date.now();
+    const timeoutMs = Math.min(spec.timeoutSeconds ? spec.timeoutSeconds * 1000 : Infinity, remaining);
+    const t: TranscriptTurn = await adapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [...history], timeoutMs });
+    transcript.turns.push(t);
+    for (const s of t.skillsListed ?? []) offered.add(s);
+    result.skillsOffered = t.skillsListed || offered.size ? [...offered] : result.skillsOffered;
+    accumulate(result, t);
+    const turn = toTurnResult(t);
+    result.turns.push(turn);
+    if (t.error) {
+      const reason = t.error.kind === 'timeout' && remaining <= timeoutMs
+        ? `case timed out after ${job.case.timeoutSeconds} s (constraints.timeout_seconds): ${t.error.message}`
+        : `${t.error.kind === 'api' ? 'engine API error' : 'engine error'} in turn ${index}: ${t.error.message}`;
+      turn.reason = reason;
+      return { status: 'error', assertions: [], reason };
+    }
+    sessionId = t.sessionId ?? sessionId;
+    if (spec.postCondition) {
+      const pc = evaluatePostCondition(t.finalText, spec.postCondition);
+      if (!pc.passed) {
+        turn.status = 'failed';
+        turn.reason = 'post_condition failed';
+        if (spec.postCondition.onFail === 'fail') {
+          return { status: 'fail', assertions: prefix(pc.assertions, index), reason: `post_condition of turn ${index} failed` };
+        }
+        skipping = true;
+      }
+    }
+    for (const cap of spec.capture) {
+      const got = captureDetail(t.finalText, cap);
+      if (!got.ok || got.value === '') {
+        const reason = `capture \`${cap.variable}\` found no value in turn ${index}'s answer${got.ok ? '' : `: ${got.reason}`}`;
+        turn.reason = reason;
+        return { status: 'error', assertions: [], reason };
+      }
+      vars[cap.variable] = got.value;
+    }
+  }
+  if (result.turns.every((t) => t.status === 'skipped')) return { status: 'skipped', assertions: [], reason: 'every turn was skipped' };
+  return undefined;
+}
+
+function prefix(assertions: Assertion[], turn: number): Assertion[] {
+  return assertions.map((a) => ({ ...a, text: `turn ${turn} post_condition: ${a.text}` }));
+}
+
+function emptyTurn(index: number, prompt: string, status: TurnResult['status'], reason: string): TurnResult {
+  return { index, prompt, status, finalText: '', reason, durationMs: 0, usage: zeroUsage(), toolCalls: [], skillActivations: [] };
+}
+
+function toTurnResult(t: TranscriptTurn): TurnResult {
+  return {
+    index: t.index,
+    prompt: t.prompt,
+    status: t.error ? 'error' : 'completed',
+    finalText: t.finalText,
+    durationMs: t.durationMs,
+    usage: t.usage,
+    costUsd: t.costUsd,
+    toolCalls: t.toolCalls.map((c) => ({ name: c.name, input: c.input, ...(c.isError ? { isError: true } : {}) })),
+    skillActivations: t.skillActivations,
+    skillsListed: t.skillsListed,
+    sessionId: t.sessionId,
+  };
+}
+
+function accumulate(r: JobResult, t: TranscriptTurn): void {
+  r.engineDurationMs += t.durationMs;
+  r.usage.input += t.usage.input;
+  r.usage.output += t.usage.output;
+  r.usage.cacheRead += t.usage.cacheRead;
+  r.usage.cacheWrite += t.usage.cacheWrite;
+  if (t.costUsd !== undefined) r.costUsd = (r.costUsd ?? 0) + t.costUsd;
+  r.skillActivations.push(...t.skillActivations);
+}

@@ -1,0 +1,66 @@
+/**
+ * Progress display. On a TTY: one live status line (done/total, pass/fail/error counts,
+ * elapsed, the jobs running now) redrawn at most 10 times a second on stderr. Elsewhere:
+ * one plain line per finished job, which CI logs keep readable.
+ */
+import type { Job } from '../plan/plan.js';
+import type { ProgressSink } from './run.js';
+import type { JobResult } from './types.js';
+
+/** Counts shown by the display. */
+interface Counts {
+  pass: number;
+  fail: number;
+  error: number;
+  skipped: number;
+}
+
+/** Creates the display for `total` jobs writing to `out` (default stderr). */
+export function createProgress(total: number, out: NodeJS.WriteStream = process.stderr): ProgressSink & { stop(): void } {
+  const tty = Boolean(out.isTTY) && process.env.CI === undefined;
+  const started = Date.now();
+  const counts: Counts = { pass: 0, fail: 0, error: 0, skipped: 0 };
+  const running = new Set<string>();
+  let done = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const width = () => Math.max(40, (out.columns ?? 100) - 1);
+  const line = () => {
+    const secs = ((Date.now() - started) / 1000).toFixed(0);
+    const head = `[${done}/${total}] ${counts.pass} pass · ${counts.fail} fail · ${counts.error} error · ${secs}s`;
+    const now = running.size ? `  running: ${[...running].slice(0, 3).join(', ')}${running.size > 3 ? ` +${running.size - 3}` : ''}` : '';
+    return (head + now).slice(0, width());
+  };
+  const draw = () => out.write(`\r\x1b[2K${line()}`);
+  if (tty) timer = setInterval(draw, 250).unref();
+  return {
+    jobStarted(job: Job) {
+      running.add(job.id);
+      if (tty) draw();
+    },
+    jobFinished(job: Job, r: JobResult) {
+      running.delete(job.id);
+      done++;
+      counts[r.status]++;
+      const secs = (r.durationMs / 1000).toFixed(1);
+      const why = r.status === 'pass' ? '' : ` — ${firstProblem(r)}`;
+      const text = `${r.status.toUpperCase().padEnd(5)} ${job.id} (${secs}s)${why}`;
+      if (tty) {
+        if (r.status !== 'pass') out.write(`\r\x1b[2K${text.slice(0, width())}\n`);
+        draw();
+      } else {
+        out.write(`[${done}/${total}] ${text}\n`);
+      }
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      if (tty) out.write(`\r\x1b[2K`);
+    },
+  };
+}
+
+/** The first failed assertion or the error reason, on one line. */
+export function firstProblem(r: JobResult): string {
+  const failed = r.assertions.find((a) => !a.passed);
+  const text = failed ? `${failed.text}: ${failed.evidence}` : (r.reason ?? '');
+  return text.replace(/\s+/g, ' ').slice(0, 160);
+}

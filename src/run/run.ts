@@ -1,0 +1,69 @@
+/**
+ * The run stage: executes planned jobs with bounded concurrency (`p-limit`), retries
+ * errors per `retry_policy`, journals each result as it lands, and stops cleanly on abort.
+ */
+import pLimit from 'p-limit';
+import type { Job } from '../plan/plan.js';
+import { runJobOnce, type JobEnv } from './job.js';
+import type { Journal } from './journal.js';
+import type { JobResult } from './types.js';
+
+/** Receives progress events (the TTY display, plain log lines, tests). */
+export interface ProgressSink {
+  jobStarted(job: Job): void;
+  jobFinished(job: Job, result: JobResult): void;
+}
+
+/** Options of `executeJobs`. */
+export interface ExecuteOptions {
+  jobs: Job[];
+  env: JobEnv;
+  /** 1..256 jobs at once. */
+  parallelism: number;
+  journal?: Journal;
+  progress?: ProgressSink;
+}
+
+/**
+ * Runs every job and returns the finished results in plan order. Jobs not started before an
+ * abort are left out (the caller reports them as not run); a job stopped by the abort is
+ * recorded as `error` with reason `run interrupted`.
+ */
+export async function executeJobs(opts: ExecuteOptions): Promise<JobResult[]> {
+  const { env } = opts;
+  const limit = pLimit(opts.parallelism);
+  const results: (JobResult | undefined)[] = new Array(opts.jobs.length);
+  const policy = env.suite.retryPolicy;
+  await Promise.all(
+    opts.jobs.map((job) =>
+      limit(async () => {
+        if (env.signal.aborted) return;
+        opts.progress?.jobStarted(job);
+        let result = await runJobOnce(job, env, 1);
+        for (let attempt = 2; attempt <= policy.maxRetries + 1 && shouldRetry(result, policy.retryOn) && !env.signal.aborted; attempt++) {
+          await sleep(Math.min(1000 * 2 ** (attempt - 2), 30_000), env.signal);
+          if (env.signal.aborted) break;
+          result = await runJobOnce(job, env, attempt);
+        }
+        results[job.index] = result;
+        await opts.journal?.append(result);
+        opts.progress?.jobFinished(job, result);
+      }),
+    ),
+  );
+  return results.filter((r): r is JobResult => r !== undefined);
+}
+
+/** A timeout is retried under `timeout`, any other error under `error`; fails never are. */
+function shouldRetry(r: JobResult, retryOn: ('timeout' | 'error')[]): boolean {
+  if (r.status !== 'error' || r.reason === 'run interrupted') return false;
+  const isTimeout = /timed out/.test(r.reason ?? '');
+  return retryOn.includes(isTimeout ? 'timeout' : 'error');
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+  });
+}

@@ -1,0 +1,123 @@
+/**
+ * Copies files a case asked for (`collect_artifacts`) out of a workspace into the job's
+ * output folder.
+ */
+import { copyFile, lstat, mkdir, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import picomatch from 'picomatch';
+import { globMatcher, isInside, walkTree } from '../skill/files.js';
+
+/** Files larger than this (bytes) are skipped: 50 MB. */
+export const MAX_ARTIFACT_BYTES = 50 * 1024 * 1024;
+
+/** Workspace folders never collected, whatever the globs say. */
+export const NEVER_COLLECTED = ['.git', '.skill-up'] as const;
+
+export interface CollectOptions {
+  /** Size limit in bytes; larger files are skipped. Default {@link MAX_ARTIFACT_BYTES}. */
+  maxBytes?: number;
+  /** Told about every file that matched but was not copied, with the reason. */
+  onSkip?: (rel: string, reason: string) => void;
+}
+
+/**
+ * Copies the workspace files matching `globs` to `destDir/<relative path>` and returns the
+ * copied relative POSIX paths (sorted).
+ *
+ * Globs are picomatch syntax with `dot: true`, relative to the workspace; a glob naming a
+ * folder selects everything under it. `.git/` (at any depth) and `.skill-up/` are never
+ * collected. A symbolic link is collected as the file it points to when that is a regular
+ * file inside the workspace, and skipped otherwise. Files over `maxBytes` (default 50 MB)
+ * and files that vanish or cannot be read are skipped (reported through `onSkip`), never
+ * thrown. A missing workspace yields `[]`.
+ *
+ * @throws only when `destDir` cannot be created or written.
+ */
+export async function collectArtifacts(
+  workspaceDir: string,
+  globs: string[],
+  destDir: string,
+  options: CollectOptions = {},
+): Promise<string[]> {
+  const maxBytes = options.maxBytes ?? MAX_ARTIFACT_BYTES;
+  const skip = options.onSkip ?? (() => undefined);
+  const cleaned = globs.map((g) => g.trim().replace(/^(\.\/)+/, '')).filter((g) => g !== '');
+  if (cleaned.length === 0) return [];
+
+  let root: string;
+  try {
+    root = await realpath(path.resolve(workspaceDir));
+  } catch {
+    return [];
+  }
+  const matches = globMatcher(cleaned);
+  const mayContain = folderFilter(cleaned);
+  const entries = await walkTree(root, (rel) => {
+    const name = rel.slice(rel.lastIndexOf('/') + 1);
+    if (name === '.git' || rel === '.skill-up') return true;
+    return !mayContain(rel);
+  }).catch(() => []);
+
+  const copied: string[] = [];
+  for (const entry of entries) {
+    if (!matches(entry.rel)) continue;
+    const src = path.join(root, entry.rel);
+    let from = src;
+    try {
+      if (entry.kind === 'symlink') {
+        from = await realpath(src);
+        if (!isInside(root, from)) {
+          skip(entry.rel, 'symbolic link pointing outside the workspace');
+          continue;
+        }
+      }
+      const st = await stat(from);
+      if (!st.isFile()) {
+        skip(entry.rel, 'not a regular file');
+        continue;
+      }
+      if (st.size > maxBytes) {
+        skip(entry.rel, `larger than ${formatBytes(maxBytes)} (${st.size} bytes)`);
+        continue;
+      }
+    } catch (e) {
+      skip(entry.rel, `cannot read: ${(e as Error).message}`);
+      continue;
+    }
+    const dst = path.join(destDir, entry.rel);
+    await mkdir(path.dirname(dst), { recursive: true });
+    const existing = await lstat(dst).catch(() => undefined);
+    if (existing?.isSymbolicLink()) {
+      skip(entry.rel, 'destination is a symbolic link');
+      continue;
+    }
+    try {
+      await copyFile(from, dst);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && (await lstat(from).catch(() => undefined)) === undefined) {
+        skip(entry.rel, 'vanished while collecting');
+        continue;
+      }
+      throw e;
+    }
+    copied.push(entry.rel);
+  }
+  return copied;
+}
+
+/**
+ * A cheap pruning test: may folder `rel` contain a path matched by one of the globs?
+ * Uses each glob's literal base (`src` of `src/**\/*.ts`); a glob without a base
+ * (`**\/*.py`) can match anywhere.
+ */
+function folderFilter(globs: string[]): (rel: string) => boolean {
+  const bases = globs.map((g) => picomatch.scan(g).base.replace(/\/+$/, ''));
+  if (bases.some((b) => b === '')) return () => true;
+  return (rel) => bases.some((b) => b === rel || b.startsWith(`${rel}/`) || rel.startsWith(`${b}/`));
+}
+
+function formatBytes(n: number): string {
+  const mb = n / 1024 / 1024;
+  if (mb < 1) return `${n} bytes`;
+  return Number.isInteger(mb) ? `${mb} MB` : `${mb.toFixed(1)} MB`;
+}

@@ -1,0 +1,76 @@
+/**
+ * File-tree helpers shared by skill selection/installation and artifact collection:
+ * a directory walk that never follows symbolic links, and a glob matcher with
+ * gitignore-like folder semantics.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import picomatch from 'picomatch';
+
+/** One entry found by {@link walkTree}. `rel` is a POSIX path relative to the walk root. */
+export interface TreeEntry {
+  rel: string;
+  kind: 'file' | 'symlink';
+}
+
+/**
+ * Lists the regular files and symbolic links under `root` (recursively, sorted by path).
+ * Symbolic links below `root` are reported, never followed; other special files (sockets, FIFOs,
+ * devices) are skipped. `skipDir(rel)` is asked for every folder before it is entered;
+ * returning true prunes it.
+ *
+ * @throws the underlying `fs` error when `root` cannot be read.
+ */
+export async function walkTree(root: string, skipDir: (rel: string) => boolean = () => false): Promise<TreeEntry[]> {
+  const out: TreeEntry[] = [];
+  async function visit(absDir: string, relDir: string): Promise<void> {
+    const entries = await readdir(absDir, { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const rel = relDir ? `${relDir}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!skipDir(rel)) await visit(path.join(absDir, e.name), rel);
+      } else if (e.isSymbolicLink()) {
+        out.push({ rel, kind: 'symlink' });
+      } else if (e.isFile()) {
+        out.push({ rel, kind: 'file' });
+      }
+    }
+  }
+  const st = await stat(root); // the root itself may be a symbolic link to a folder
+  if (!st.isDirectory()) throw Object.assign(new Error(`not a directory: ${root}`), { code: 'ENOTDIR' });
+  await visit(root, '');
+  return out;
+}
+
+/**
+ * Compiles globs (picomatch syntax, `dot: true`) into a predicate over relative POSIX paths.
+ * A path matches when a glob matches the path itself *or one of its parent folders*, so
+ * `scripts` or `scripts/` selects everything below `scripts/` (as in `.gitignore`).
+ * A leading `./` in a glob is ignored. An empty list matches nothing.
+ */
+export function globMatcher(globs: string[]): (rel: string) => boolean {
+  const cleaned = globs
+    .map((g) => g.trim().replace(/^(\.\/)+/, '').replace(/\/+$/, ''))
+    .filter((g) => g.length > 0);
+  if (cleaned.length === 0) return () => false;
+  const isMatch = picomatch(cleaned, { dot: true });
+  return (rel: string) => {
+    if (isMatch(rel)) return true;
+    for (let i = rel.lastIndexOf('/'); i > 0; i = rel.lastIndexOf('/', i - 1)) {
+      if (isMatch(rel.slice(0, i))) return true;
+    }
+    return false;
+  };
+}
+
+/** True when `child` is `parent` or lies inside it (both absolute, already resolved). */
+export function isInside(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (rel !== '..' && !rel.startsWith('..' + path.sep) && !path.isAbsolute(rel));
+}
+
+/** Converts a native relative path to POSIX separators. */
+export function toPosix(rel: string): string {
+  return rel.split(path.sep).join('/');
+}

@@ -1,0 +1,136 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, writeSkill } from './helpers.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const schema = JSON.parse(readFileSync(join(ROOT, 'schemas/result.schema.json'), 'utf8'));
+const validateResult = new (Ajv2020 as unknown as typeof Ajv2020.default)({ allErrors: true, validateFormats: false }).compile(schema);
+
+function readResult(outRoot: string, iteration = 1) {
+  return JSON.parse(readFileSync(join(outRoot, `iteration-${iteration}`, 'result.json'), 'utf8'));
+}
+
+/** Processes whose command line mentions `marker` (to prove nothing outlives a run). */
+function processesWith(marker: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const state = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (cmd.includes(marker) && state.slice(state.lastIndexOf(')') + 2)[0] !== 'Z') found.push(`${pid}: ${cmd}`);
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
+}
+
+describe('skill-up run (end to end, built CLI)', () => {
+  it('runs the example suite: with_skill passes, without_skill fails, reports validate', async () => {
+    const out = join(writeSkill({}), '..', 'out');
+    const r = await runCli(['run', join(ROOT, 'examples/greeting-files'), '--trials', '2', '--output-dir', out]);
+    expect(r.stderr).not.toContain('internal error');
+    expect(r.code).toBe(0);
+    const doc = readResult(out);
+    expect(validateResult(doc), JSON.stringify(validateResult.errors)).toBe(true);
+    expect(doc.totals.jobs).toBe(8);
+    const by = (v: string) => doc.jobs.filter((j: { variant: string }) => j.variant === v).map((j: { status: string }) => j.status);
+    expect(by('with_skill')).toEqual(['pass', 'pass', 'pass', 'pass']);
+    expect(by('without_skill')).toEqual(['fail', 'fail', 'fail', 'fail']);
+    const withJob = doc.jobs.find((j: { variant: string }) => j.variant === 'with_skill');
+    const withoutJob = doc.jobs.find((j: { variant: string }) => j.variant === 'without_skill');
+    expect(withJob.skill_activations).toEqual([{ skill: 'greeting-files', via: 'reported by agent' }]);
+    expect(withoutJob.skills_installed).toEqual([]);
+    expect(withoutJob.skill_activations).toEqual([]);
+    expect(r.stdout).toContain('uplift: +100 points');
+    const xml = readFileSync(join(out, 'iteration-1/report.xml'), 'utf8');
+    expect(xml.match(/<testcase /g)).toHaveLength(8);
+    expect(existsSync(join(out, 'iteration-1/hello-file/with_skill/run-1/grading.json'))).toBe(true);
+    expect(readFileSync(join(out, 'iteration-1/hello-file/with_skill/run-1/outputs/workspace/hello.md'), 'utf8')).toContain('house-style');
+    // The next run goes to the next free iteration number.
+    const again = await runCli(['run', join(ROOT, 'examples/greeting-files'), '--case', 'hello-file', '--output-dir', out]);
+    expect(again.code).toBe(0);
+    expect(readResult(out, 2).totals.jobs).toBe(2);
+  });
+
+  it('turns a crash, a hang past its timeout and 50 MB of output into errors within limits, while other jobs complete', async () => {
+    const marker = `su-hang-${process.pid}`;
+    const skill = writeSkill({
+      'evals/agent.sh': [
+        '#!/usr/bin/env bash',
+        'prompt=$(cat "$1")',
+        'case "$prompt" in',
+        '  *crash*) echo "agent blew up" >&2; exit 7 ;;',
+        `  *hang*) (exec -a ${marker} sleep 600) & exec -a ${marker} sleep 600 ;;`,
+        '  *loud*) head -c 52428800 /dev/zero | tr "\\0" "x"; exit 0 ;;',
+        '  *) echo "all good" ;;',
+        'esac',
+      ].join('\n'),
+      'evals/eval.yaml': [
+        'schema_version: v1alpha1',
+        'engine:',
+        '  name: shell-agent',
+        '  custom:',
+        '    transport: local',
+        '    response_format: text',
+        '    local: { command: ./evals/agent.sh, args: ["${input_file}"] }',
+        'cases:',
+        '  files: [evals/cases/*.yaml]',
+        '  parallelism: 4',
+        '  defaults: { timeout_seconds: 3 }',
+      ].join('\n'),
+      'evals/cases/crash.yaml': 'input: { prompt: crash }\n',
+      'evals/cases/hang.yaml': 'input: { prompt: hang }\n',
+      'evals/cases/loud.yaml': 'input: { prompt: loud }\nexpect: { must_contain: [xxxx] }\n',
+      'evals/cases/fine.yaml': 'input: { prompt: fine }\nexpect: { must_contain: [all good] }\n',
+    });
+    const out = join(skill, '..', 'out');
+    const t0 = Date.now();
+    const r = await runCli(['run', skill, '--output-dir', out]);
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect(r.code).toBe(3);
+    const doc = readResult(out);
+    const status = Object.fromEntries(doc.jobs.map((j: { case_id: string; status: string; reason?: string }) => [j.case_id, [j.status, j.reason ?? '']]));
+    expect(status.crash[0]).toBe('error');
+    expect(status.crash[1]).toContain('exited with code 7: agent blew up');
+    expect(status.hang[0]).toBe('error');
+    expect(status.hang[1]).toContain('timed out');
+    expect(status.loud[0]).toBe('pass');
+    expect(status.fine[0]).toBe('pass');
+    const loud = doc.jobs.find((j: { case_id: string }) => j.case_id === 'loud');
+    expect(loud.final_message.length).toBeLessThanOrEqual(16 * 1024 * 1024 + 200);
+    expect(processesWith(marker)).toEqual([]);
+  });
+
+  it('Ctrl-C stops the running engines, writes reports for finished jobs and exits 130', async () => {
+    const marker = `su-slow-${process.pid}`;
+    const skill = writeSkill({
+      'evals/agent.sh': `#!/usr/bin/env bash\ncase "$(cat "$1")" in *quick*) echo ok ;; *) (exec -a ${marker} sleep 300) \& wait ;; esac\n`,
+      'evals/eval.yaml': 'schema_version: v1alpha1\nengine:\n  name: a\n  custom:\n    transport: local\n    response_format: text\n    local: { command: ./evals/agent.sh, args: ["${input_file}"] }\ncases:\n  files: [evals/cases/*.yaml]\n  parallelism: 2\n',
+      'evals/cases/a-quick.yaml': 'input: { prompt: "quick one" }\n',
+      'evals/cases/b-slow.yaml': 'input: { prompt: slow }\n',
+      'evals/cases/c-slow.yaml': 'input: { prompt: slow }\n',
+      'evals/cases/d-slow.yaml': 'input: { prompt: slow }\n',
+    });
+    const out = join(skill, '..', 'out');
+    let sent = false;
+    const r = await runCli(['run', skill, '--output-dir', out], {
+      onStderr: (text, child) => {
+        if (!sent && text.includes('a-quick/with_skill/run-1')) {
+          sent = true;
+          setTimeout(() => child.kill('SIGINT'), 300);
+        }
+      },
+    });
+    expect(r.code, r.stderr).toBe(130);
+    const doc = readResult(out);
+    expect(doc.interrupted).toBe(true);
+    expect(doc.jobs.find((j: { case_id: string }) => j.case_id === 'a-quick').status).toBe('pass');
+    expect(doc.not_run).toBeGreaterThanOrEqual(1);
+    const journal = readFileSync(join(out, 'iteration-1/journal.jsonl'), 'utf8');
+    expect(journal).toContain('"id":"a-quick/with_skill/run-1"');
+    expect(processesWith(marker)).toEqual([]);
+  });
+});

@@ -1,0 +1,279 @@
+/**
+ * A valid suite loads into the documented `Suite` shape: defaults applied, `cases.defaults`
+ * merged, paths absolute, names canonical.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { loadSuite } from '../../src/config/load.js';
+import { loadOk, MINIMAL_CASE, MINIMAL_EVAL, writeSkill } from './helpers.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const validDir = path.join(here, 'fixtures', 'valid', 'hello-skill');
+
+describe('the valid fixture suite', () => {
+  it('loads with every path absolute and the documented defaults', async () => {
+    const { suite, warnings } = await loadOk(validDir);
+    expect(warnings).toEqual([]);
+    expect(suite.evalFile).toBe(path.join(validDir, 'evals', 'eval.yaml'));
+    expect(suite.skillDir).toBe(validDir);
+    expect(suite.schemaVersion).toBe('v1alpha1');
+    expect(suite.environment).toEqual({ type: 'none', env: { PORT: '8080', DEBUG: 'true' }, setupSteps: [{ run: 'echo ready' }], workspaceMount: '/workspace' });
+    expect(suite.skills).toEqual([{ source: 'local_path', path: validDir, include: [], exclude: [] }]);
+    expect(suite.parallelism).toBe(4);
+    expect(suite.retryPolicy).toEqual({ maxRetries: 1, retryOn: ['timeout', 'error'] });
+    expect(suite.benchmark).toEqual({ enabled: false });
+    expect(suite.report).toEqual({ formats: ['json', 'html'], artifacts: [] });
+    expect(suite.trials).toBe(2);
+  });
+
+  it('canonicalises engine aliases, puts `engine` first and resolves the scripted model file', async () => {
+    const { suite } = await loadOk(validDir);
+    expect(suite.engine).toEqual({
+      name: 'claude_code',
+      displayName: 'claude-code',
+      version: '2.1.0',
+      model: { provider: 'scripted', name: 'claude-sonnet-4-6', script: path.join(validDir, 'evals/fixtures/model.yaml') },
+      kwargs: {},
+    });
+    expect(suite.engines.map((e) => e.name)).toEqual(['claude_code', 'codex', 'gemini_cli']);
+    expect(suite.engines[0]).toBe(suite.engine);
+  });
+
+  it('orders cases inline first, then files in glob order', async () => {
+    const { suite } = await loadOk(validDir);
+    expect(suite.cases.map((c) => [c.id, path.relative(validDir, c.file)])).toEqual([
+      ['inline-one', 'evals/eval.yaml'],
+      ['multi-turn', 'evals/cases/multi-turn.yaml'],
+      ['hello-python', 'evals/cases/python.yaml'],
+    ]);
+  });
+
+  it('merges cases.defaults into a case', async () => {
+    const { suite } = await loadOk(validDir);
+    const c = suite.cases.find((x) => x.id === 'hello-python')!;
+    expect(c.tags).toEqual(['functional_test', 'python', 'smoke']);
+    expect(c.timeoutSeconds).toBe(120); // constraints.timeout_seconds 0 = cases.defaults
+    expect(c.maxTurns).toBe(8);
+    expect(c.trials).toBe(5);
+    expect(c.engines).toEqual(['claude_code', 'codex']);
+    expect(c.expect).toEqual({
+      mustContain: ['Hello', 'World'], // defaults first, de-duplicated
+      mustNotContain: [],
+      exitCode: 0,
+      filesExist: ['hello.py'],
+      filesNotExist: [],
+      fileContains: [{ path: 'hello.py', content: 'print' }],
+      goldenFile: path.join(validDir, 'evals/fixtures/golden/out.txt'),
+    });
+    expect(c.collectArtifacts).toEqual(['**/*.json', 'out/**']);
+    expect(c.context).toEqual({
+      repoFixture: path.join(validDir, 'evals/fixtures/repos/app'),
+      files: { 'src/a.py': 'print(1)\n' },
+      git: { init: true, checkout: 'main', applyDiff: path.join(validDir, 'evals/fixtures/diffs/x.patch'), remotes: [{ name: 'origin', url: 'https://example.com/x.git' }] },
+    });
+  });
+
+  it('builds judges: case judges replace the eval judge, which the others inherit', async () => {
+    const { suite } = await loadOk(validDir);
+    const [inline, multi, python] = suite.cases;
+    expect(inline!.judges).toEqual([{ type: 'rule_based', success: [{ outputContains: { any: ['Hello'] } }], failure: [] }]);
+    expect(multi!.judges).toEqual([{ type: 'rule_based', success: [{ turnResponseContains: { turn: 2, containsAll: ['done'] } }], failure: [] }]);
+    expect(python!.judges).toEqual([
+      {
+        id: 'rules',
+        type: 'rule_based',
+        success: [{ outputMatches: { all: ['(?i)hello,\\s+world'] } }, { toolCalled: { name: 'Write', args: { file_path: 'hello.py' } } }],
+        failure: [{ outputContains: { any: ['Traceback'] } }],
+      },
+      { id: 'check', type: 'script', scriptPath: path.join(validDir, 'evals/fixtures/scripts/check.sh'), timeoutSeconds: 30 },
+      { id: 'grader', type: 'agent_judge', criteria: ['The program prints Hello World'], passThreshold: 0.7, timeoutSeconds: 0 },
+    ]);
+  });
+
+  it('turns: a prompt becomes one turn; turns keep captures and post-conditions', async () => {
+    const { suite } = await loadOk(validDir);
+    expect(suite.cases[0]!.turns).toEqual([{ content: 'Say hi', capture: [] }]);
+    expect(suite.cases[0]!.timeoutSeconds).toBe(-1);
+    expect(suite.cases[1]!.turns).toEqual([
+      {
+        content: 'Create a token and print token=<value>',
+        capture: [{ variable: 'token', pattern: 'token=(?P<value>\\w+)' }],
+        postCondition: { mustContainAll: ['token='], mustContainAny: [], mustNotContain: [], onFail: 'skip_remaining' },
+      },
+      { content: 'Now use {{token}}', capture: [], timeoutSeconds: 60 },
+    ]);
+  });
+});
+
+describe('defaults and precedence', () => {
+  const suiteWith = (evalExtra: string, caseYaml = MINIMAL_CASE) =>
+    writeSkill({ 'evals/eval.yaml': `schema_version: v1alpha1\n${evalExtra}`, 'evals/cases/a.yaml': caseYaml });
+
+  it('an almost empty suite gets every default', async () => {
+    const { suite } = await loadOk(writeSkill({ 'evals/eval.yaml': MINIMAL_EVAL, 'evals/cases/a.yaml': MINIMAL_CASE }));
+    expect(suite.engine).toEqual({ name: 'claude_code', displayName: 'claude_code', model: {}, kwargs: {} });
+    expect(suite.engines).toHaveLength(1);
+    expect(suite.report.formats).toEqual(['json', 'junit']);
+    expect(suite.parallelism).toBe(1);
+    expect(suite.retryPolicy).toEqual({ maxRetries: 0, retryOn: ['timeout', 'error'] });
+    expect(suite.trials).toBe(1);
+    const c = suite.cases[0]!;
+    expect(c.id).toBe('a');
+    expect(c.timeoutSeconds).toBe(300);
+    expect(c.maxTurns).toBe(10);
+    expect(c.trials).toBe(1);
+    expect(c.judges).toEqual([]);
+    expect(c.engines).toBeUndefined();
+    expect(c.expect).toEqual({ mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [] });
+  });
+
+  it.each([
+    ['top-level only', 'trials: 3\n', '', 3],
+    ['cases.defaults beats top-level', 'trials: 3\ncases:\n  defaults: {trials: 4}\n', '', 4],
+    ['the case beats both', 'trials: 3\ncases:\n  defaults: {trials: 4}\n', 'trials: 6\n', 6],
+    ['nothing set', '', '', 1],
+  ])('trials: %s', async (_name, evalExtra, caseExtra, trials) => {
+    const evalYaml = evalExtra.includes('cases:') ? evalExtra.replace('cases:\n', 'cases:\n  files: [evals/cases/a.yaml]\n') : `${evalExtra}cases: {files: [evals/cases/a.yaml]}\n`;
+    const { suite } = await loadOk(suiteWith(evalYaml, `${MINIMAL_CASE}${caseExtra}`));
+    expect(suite.cases[0]!.trials).toBe(trials);
+  });
+
+  it.each([
+    [undefined, undefined, 300],
+    [undefined, 120, 120],
+    [0, 120, 120],
+    [0, 0, 300],
+    [45, 120, 45],
+    [-1, 120, -1],
+    [undefined, -1, -1],
+  ])('timeout: case %s, defaults %s → %s', async (own, defaults, want) => {
+    const evalYaml = `cases:\n  files: [evals/cases/a.yaml]\n${defaults === undefined ? '' : `  defaults: {timeout_seconds: ${defaults}}\n`}`;
+    const caseYaml = `${MINIMAL_CASE}${own === undefined ? '' : `constraints: {timeout_seconds: ${own}}\n`}`;
+    const { suite } = await loadOk(suiteWith(evalYaml, caseYaml));
+    expect(suite.cases[0]!.timeoutSeconds).toBe(want);
+  });
+
+  it('expect: defaults and case lists are appended without duplicates; case scalars win', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml':
+        'schema_version: v1alpha1\ncases:\n  files: [evals/cases/*.yaml]\n  defaults:\n    max_turns: 4\n    collect_artifacts: [a, b]\n    expect:\n      must_contain: [x, y]\n      must_not_contain: [bad]\n      exit_code: 0\n      golden_file: evals/g1.txt\n      file_contains: [{path: p, content: c}]\n',
+      'evals/g1.txt': 'one',
+      'evals/g2.txt': 'two',
+      'evals/cases/own.yaml': 'input: {prompt: hi}\ncollect_artifacts: [b, c]\nexpect:\n  must_contain: [y, z]\n  exit_code: 3\n  golden_file: evals/g2.txt\n  file_contains: [{path: p, content: c}, {path: q, content: d}]\n',
+      'evals/cases/plain.yaml': 'input: {prompt: hi}\n',
+    });
+    const { suite } = await loadOk(dir);
+    const [own, plain] = suite.cases;
+    expect(own!.expect).toEqual({
+      mustContain: ['x', 'y', 'z'],
+      mustNotContain: ['bad'],
+      exitCode: 3,
+      filesExist: [],
+      filesNotExist: [],
+      fileContains: [
+        { path: 'p', content: 'c' },
+        { path: 'q', content: 'd' },
+      ],
+      goldenFile: path.join(dir, 'evals/g2.txt'),
+    });
+    expect(own!.collectArtifacts).toEqual(['a', 'b', 'c']);
+    expect(own!.maxTurns).toBe(4);
+    expect(plain!.expect.exitCode).toBe(0);
+    expect(plain!.expect.goldenFile).toBe(path.join(dir, 'evals/g1.txt'));
+    expect(plain!.expect.mustContain).toEqual(['x', 'y']);
+  });
+
+  it('`engines` alone sets `engine` to its first item; duplicates collapse', async () => {
+    const { suite } = await loadOk(suiteWith('engines: [qwen, codex-cli, qwen_code, {name: opencode, version: "1.2.3"}]\ncases: {files: [evals/cases/a.yaml]}\n'));
+    expect(suite.engine.name).toBe('qwen_code');
+    expect(suite.engines.map((e) => [e.name, e.displayName, e.version])).toEqual([
+      ['qwen_code', 'qwen', undefined],
+      ['codex', 'codex-cli', undefined],
+      ['opencode', 'opencode', '1.2.3'],
+    ]);
+  });
+
+  it('a custom engine: name `custom`, the written name kept, a case may name it', async () => {
+    const { suite } = await loadOk(
+      suiteWith(
+        'engine:\n  name: my-agent\n  custom:\n    transport: local\n    response_format: text\n    timeout_seconds: 60\n    env: {MY_TOKEN: "${MY_TOKEN}"}\n    kwargs: {profile: production, retries: 2}\n    local: {command: ./agent.sh, args: ["--input", "${input_file}"], output_file: out.json}\nengines: [my-agent, codex]\ncases: {files: [evals/cases/a.yaml]}\n',
+        `${MINIMAL_CASE}engines: [my-agent]\n`,
+      ),
+    );
+    expect(suite.engines.map((e) => e.name)).toEqual(['custom', 'codex']);
+    expect(suite.engine).toEqual({
+      name: 'custom',
+      displayName: 'my-agent',
+      model: {},
+      kwargs: {},
+      custom: {
+        transport: 'local',
+        responseFormat: 'text',
+        conversationMode: 'batch',
+        timeoutSeconds: 60,
+        env: { MY_TOKEN: '${MY_TOKEN}' },
+        kwargs: { profile: 'production', retries: '2' },
+        local: { command: './agent.sh', args: ['--input', '${input_file}'], outputFile: 'out.json' },
+      },
+    });
+    expect(suite.cases[0]!.engines).toEqual(['custom']);
+  });
+
+  it('explicit skills: absolute paths, include/exclude/target kept; real skills lint clean', async () => {
+    const { suite, warnings } = await loadOk(
+      suiteWith(
+        'skills:\n  - {path: ., include: [SKILL.md, "references/**"], exclude: ["*.tmp"], target: demo}\n  - {source: local_path, path: /work/shared/skills/brand-guidelines}\n  - {path: /work/shared/skills/webapp-testing}\ncases: {files: [evals/cases/a.yaml]}\n',
+      ),
+    );
+    expect(warnings).toEqual([]);
+    expect(suite.skills).toEqual([
+      { source: 'local_path', path: suite.skillDir, include: ['SKILL.md', 'references/**'], exclude: ['*.tmp'], target: 'demo' },
+      { source: 'local_path', path: '/work/shared/skills/brand-guidelines', include: [], exclude: [] },
+      { source: 'local_path', path: '/work/shared/skills/webapp-testing', include: [], exclude: [] },
+    ]);
+  });
+
+  it('tag and tags merge; alibaba fields skill-up ignores become warnings', async () => {
+    const { suite, warnings } = await loadOk(
+      suiteWith(
+        'mcp: {servers: [{name: fs, mode: mocked}]}\nuser_simulator: {model: x}\nenvironment: {network_policy: deny_all}\ncases: {files: [evals/cases/a.yaml]}\n',
+        'tag: trigger_test\ntags: [smoke, trigger_test]\ninput:\n  turns:\n    - content: "use {{missing}}"\n',
+      ),
+    );
+    expect(suite.cases[0]!.tags).toEqual(['trigger_test', 'smoke']);
+    expect(warnings.map((w) => [path.basename(w.file), w.line, w.message])).toEqual([
+      ['a.yaml', 5, expect.stringMatching(/^`\{\{missing\}\}` is not captured by an earlier turn/)],
+      ['eval.yaml', 2, '`mcp` is not supported yet; ignored'],
+      ['eval.yaml', 3, '`user_simulator` is not supported yet; ignored'],
+      ['eval.yaml', 4, '`environment.network_policy` is not supported yet; ignored'],
+    ]);
+  });
+
+  it('YAML anchors and merge keys work', async () => {
+    const { suite } = await loadOk(
+      suiteWith('cases:\n  files: [evals/cases/a.yaml]\n  defaults: &d {timeout_seconds: 77}\n  inline:\n    - id: x\n      input: {prompt: hi}\n      constraints: {<<: *d}\n'),
+    );
+    expect(suite.cases.find((c) => c.id === 'x')!.timeoutSeconds).toBe(77);
+  });
+});
+
+describe('validateAllCases: false', () => {
+  it('leaves a broken case file out and lists it, instead of throwing', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': MINIMAL_EVAL,
+      'evals/cases/good.yaml': MINIMAL_CASE,
+      'evals/cases/bad.yaml': 'id: broken\ninput: {prompt: hi, turns: [{content: x}]}\n',
+    });
+    await expect(loadSuite(dir, { cwd: dir })).rejects.toThrow(/both set/);
+    const { suite, invalidCases, warnings } = await loadSuite(dir, { cwd: dir, validateAllCases: false });
+    expect(suite.cases.map((c) => c.id)).toEqual(['good']);
+    expect(invalidCases.map((c) => [c.id, path.basename(c.file), c.diagnostics.length])).toEqual([['broken', 'bad.yaml', 1]]);
+    expect(warnings.some((w) => /left out/.test(w.message))).toBe(true);
+  });
+
+  it('still throws for problems in eval.yaml', async () => {
+    const dir = writeSkill({ 'evals/eval.yaml': `${MINIMAL_EVAL}trials: zero\n`, 'evals/cases/a.yaml': MINIMAL_CASE });
+    await expect(loadSuite(dir, { cwd: dir, validateAllCases: false })).rejects.toThrow(/trials/);
+  });
+});

@@ -1,0 +1,258 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Diagnostic } from '../../src/config/diagnostics.js';
+import { lintSkill } from '../../src/skill/lint.js';
+
+const SHARED = '/work/shared/skills';
+const FIXTURES = path.resolve(__dirname, 'fixtures');
+const realSkills = readdirSync(SHARED).filter((d) => statSync(path.join(SHARED, d)).isDirectory());
+
+let tmp: string;
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'skill-up-lint-'));
+});
+afterAll(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+/** Writes `<tmp>/<folder>/SKILL.md` and returns the folder. */
+async function skill(folder: string, content: string): Promise<string> {
+  const dir = path.join(tmp, folder);
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'SKILL.md'), content);
+  return dir;
+}
+
+function fm(fields: string, body = '\n# Body\n'): string {
+  return `---\n${fields}\n---\n${body}`;
+}
+
+const errors = (r: { diagnostics: Diagnostic[] }): Diagnostic[] => r.diagnostics.filter((d) => d.severity === 'error');
+
+describe('lintSkill on real skills', () => {
+  test('there are real skills to test', () => {
+    expect(realSkills.length).toBeGreaterThanOrEqual(8);
+  });
+  test.each(realSkills)('%s lints with zero errors', async (name) => {
+    const r = await lintSkill(path.join(SHARED, name));
+    expect(errors(r)).toEqual([]);
+    expect(r.name).toBe(name);
+    expect(r.description!.length).toBeGreaterThan(0);
+    expect(r.body!.length).toBeGreaterThan(0);
+  });
+});
+
+describe('lintSkill on fixtures', () => {
+  test('a valid skill using every spec field has no diagnostics', async () => {
+    const r = await lintSkill(path.join(FIXTURES, 'good-skill'));
+    expect(r.diagnostics).toEqual([]);
+    expect(r.name).toBe('good-skill');
+    expect(r.description).toMatch(/^A tiny skill/);
+    expect(r.body).toContain('# Good skill');
+    expect(r.body).not.toContain('allowed-tools');
+  });
+
+  test('missing SKILL.md is an error on the folder', async () => {
+    const dir = path.join(FIXTURES, 'missing-skill-md');
+    const r = await lintSkill(dir);
+    expect(r.diagnostics).toEqual([
+      { file: dir, line: 0, col: 0, path: '', message: expect.stringContaining('SKILL.md not found'), severity: 'error' },
+    ]);
+    expect(r.name).toBeUndefined();
+  });
+
+  test('a missing folder is reported as such', async () => {
+    const r = await lintSkill(path.join(tmp, 'does-not-exist'));
+    expect(errors(r)[0]!.message).toMatch(/skill folder not found/);
+  });
+
+  test('a lowercase skill.md gets a hint', async () => {
+    const dir = path.join(tmp, 'lowercase');
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, 'skill.md'), fm('name: lowercase\ndescription: x'));
+    const r = await lintSkill(dir);
+    expect(errors(r)[0]!.message).toMatch(/found `skill.md`/);
+  });
+
+  test('no frontmatter', async () => {
+    const r = await lintSkill(path.join(FIXTURES, 'no-frontmatter'));
+    expect(r.diagnostics).toHaveLength(1);
+    expect(r.diagnostics[0]).toMatchObject({
+      file: path.join(FIXTURES, 'no-frontmatter', 'SKILL.md'),
+      line: 1,
+      col: 1,
+      severity: 'error',
+    });
+    expect(r.diagnostics[0]!.message).toMatch(/must start with YAML frontmatter/);
+  });
+
+  test('frontmatter not closed', async () => {
+    const r = await lintSkill(path.join(FIXTURES, 'unclosed'));
+    expect(r.diagnostics).toHaveLength(1);
+    expect(r.diagnostics[0]!.message).toMatch(/never closed/);
+  });
+
+  test('a YAML syntax error points at the line of SKILL.md', async () => {
+    const r = await lintSkill(path.join(FIXTURES, 'yaml-error'));
+    const errs = errors(r);
+    expect(errs.length).toBeGreaterThanOrEqual(1);
+    expect(errs[0]!.file).toBe(path.join(FIXTURES, 'yaml-error', 'SKILL.md'));
+    expect(errs[0]!.line).toBe(5); // `  author: "unterminated` is line 5 of SKILL.md
+    expect(errs[0]!.message).toMatch(/YAML syntax error/);
+    expect(errs[0]!.message).not.toContain('\n');
+  });
+
+  test('a YAML error on the first field line is line 2', async () => {
+    const dir = await skill('yaml-error-2', fm('name: yaml-error-2: oops\ndescription: x'));
+    const r = await lintSkill(dir);
+    expect(errors(r)[0]!.line).toBe(2);
+  });
+
+  test('duplicate keys are a YAML error on the duplicate', async () => {
+    const dir = await skill('dup', fm('name: dup\ndescription: x\nname: dup'));
+    const r = await lintSkill(dir);
+    expect(errors(r)).toHaveLength(1);
+    expect(errors(r)[0]!.line).toBe(4);
+  });
+
+  test('frontmatter that is a list is not a map', async () => {
+    const r = await lintSkill(path.join(FIXTURES, 'not-a-map'));
+    expect(r.diagnostics).toHaveLength(1);
+    expect(r.diagnostics[0]).toMatchObject({ line: 2, col: 1, severity: 'error' });
+    expect(r.diagnostics[0]!.message).toMatch(/must be a YAML map.*a list/);
+  });
+
+  test('empty frontmatter is not a map', async () => {
+    const dir = await skill('empty-fm', '---\n---\n# Body\n');
+    const r = await lintSkill(dir);
+    expect(errors(r)[0]!.message).toMatch(/must be a YAML map.*empty/);
+  });
+
+  test('bad-fields: every problem at its line and column', async () => {
+    const r = await lintSkill(path.join(FIXTURES, 'bad-fields'));
+    const got = r.diagnostics.map((d) => `${d.line}:${d.col} ${d.severity} ${d.path}`);
+    expect(got).toEqual([
+      '2:7 error name', // bad characters
+      '2:7 error name', // trailing hyphen
+      '2:7 error name', // `--`
+      '2:7 error name', // folder mismatch
+      '3:14 warning description', // `<`
+      '4:1 error allowed_tools',
+      '5:1 error version',
+      '6:16 error compatibility',
+      '9:12 error metadata.version',
+      '11:3 error allowed-tools',
+    ]);
+    const msg = (p: string) => r.diagnostics.filter((d) => d.path === p).map((d) => d.message);
+    expect(msg('name').join('\n')).toMatch(/found `B`, `_`, `F`/);
+    expect(msg('name').join('\n')).toMatch(/skill folder is `bad-fields`/);
+    expect(msg('allowed_tools')[0]).toBe(
+      'unknown frontmatter field `allowed_tools`; the agentskills.io spec allows name, description, license, compatibility, metadata, allowed-tools; did you mean `allowed-tools`?',
+    );
+    expect(msg('version')[0]).toMatch(/put custom keys under `metadata`/);
+    expect(msg('metadata.version')[0]).toMatch(/must be a string, not a number \(quote it: "1.0"\)/);
+    expect(msg('allowed-tools')[0]).toMatch(/space-separated string.*not a list/);
+  });
+});
+
+describe('lintSkill rules', () => {
+  test.each([
+    ['name missing', 'description: x', /required field `name` is missing/],
+    ['description missing', 'name: rules', /required field `description` is missing/],
+    ['description empty', 'name: rules\ndescription: "   "', /must not be empty/],
+    ['description a number', 'name: rules\ndescription: 42', /must be a string, not a number/],
+    ['description too long', `name: rules\ndescription: ${'a'.repeat(1025)}`, /1025 characters; the limit is 1024/],
+    ['name a number', 'name: 7\ndescription: x', /`name` must be a string/],
+    ['name empty', 'name: ""\ndescription: x', /must not be empty/],
+    ['name with no value', 'name:\ndescription: x', /`name` must not be empty/],
+    ['description with no value', 'name: rules\ndescription:', /`description` must not be empty/],
+    ['compatibility too long', `name: rules\ndescription: x\ncompatibility: ${'c'.repeat(501)}`, /501 characters; the limit is 500/],
+    ['compatibility a list', 'name: rules\ndescription: x\ncompatibility: [node]', /`compatibility` must be a string/],
+    ['metadata a string', 'name: rules\ndescription: x\nmetadata: hi', /`metadata` must be a map/],
+    ['metadata nested', 'name: rules\ndescription: x\nmetadata:\n  a:\n    b: c', /`metadata.a` must be a string, not a map/],
+    ['metadata boolean', 'name: rules\ndescription: x\nmetadata:\n  beta: true', /quote it: "true"/],
+    ['license a map', 'name: rules\ndescription: x\nlicense:\n  a: b', /`license` must be a string/],
+    ['unknown near-miss', 'name: rules\ndescription: x\ndescripton: y', /did you mean `description`\?/],
+    ['unknown case', 'name: rules\ndescription: x\nLicense: MIT', /did you mean `license`\?/],
+  ])('%s', async (_label, fields, message) => {
+    const r = await lintSkill(await skill('rules', fm(fields)));
+    const errs = errors(r);
+    expect(errs).toHaveLength(1);
+    expect(errs[0]!.message).toMatch(message);
+    expect(errs[0]!.line).toBeGreaterThanOrEqual(1);
+  });
+
+  test('a description of exactly 1024 characters and a 64-character name are fine', async () => {
+    const name = 'a'.repeat(64);
+    const r = await lintSkill(await skill(name, fm(`name: ${name}\ndescription: ${'d'.repeat(1024)}`)));
+    expect(r.diagnostics).toEqual([]);
+  });
+
+  test.each([
+    ['a'.repeat(65), /65 characters; the limit is 64/],
+    ['-lead', /must not start or end with a hyphen/],
+    ['trail-', /must not start or end with a hyphen/],
+    ['dou--ble', /two hyphens/],
+    ['Upper', /found `U`/],
+    ['café', /found `é`/],
+    ['has_underscore', /found `_`/],
+  ])('name %s is invalid', async (name, message) => {
+    const r = await lintSkill(await skill(name, fm(`name: "${name}"\ndescription: x`)));
+    const errs = errors(r);
+    expect(errs).toHaveLength(1);
+    expect(errs[0]!.path).toBe('name');
+    expect(errs[0]!.message).toMatch(message);
+    expect([errs[0]!.line, errs[0]!.col]).toEqual([2, 7]);
+  });
+
+  test('name must equal the folder name', async () => {
+    const r = await lintSkill(await skill('the-folder', fm('name: other-name\ndescription: x')));
+    expect(errors(r).map((d) => d.message)).toEqual([
+      '`name` is `other-name` but the skill folder is `the-folder`; they must be equal',
+    ]);
+  });
+
+  test('a trailing slash on the folder still compares the basename', async () => {
+    const dir = await skill('slashed', fm('name: slashed\ndescription: x'));
+    expect((await lintSkill(dir + '/')).diagnostics).toEqual([]);
+  });
+
+  test('angle brackets in the description are a warning, not an error', async () => {
+    const r = await lintSkill(await skill('angles', fm('name: angles\ndescription: Use for <b>bold</b> work')));
+    expect(errors(r)).toEqual([]);
+    expect(r.diagnostics).toHaveLength(1);
+    expect(r.diagnostics[0]).toMatchObject({ severity: 'warning', path: 'description', line: 3, col: 14 });
+  });
+
+  test('a body over 500 lines is a warning', async () => {
+    const body = '\n' + Array.from({ length: 510 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
+    const r = await lintSkill(await skill('long-body', fm('name: long-body\ndescription: x', body)));
+    expect(errors(r)).toEqual([]);
+    expect(r.diagnostics).toHaveLength(1);
+    expect(r.diagnostics[0]!.severity).toBe('warning');
+    expect(r.diagnostics[0]!.message).toMatch(/511 lines/);
+    expect(r.diagnostics[0]!.line).toBe(505); // body starts on line 5; its 501st line
+  });
+
+  test('a body of exactly 500 lines is fine', async () => {
+    const body = Array.from({ length: 500 }, () => 'x').join('\n') + '\n';
+    const r = await lintSkill(await skill('ok-body', fm('name: ok-body\ndescription: x', body)));
+    expect(r.diagnostics).toEqual([]);
+  });
+
+  test('CRLF line endings and a BOM are accepted', async () => {
+    const text = '\uFEFF---\r\nname: crlf\r\ndescription: Windows file\r\n---\r\n\r\n# Body\r\n';
+    const r = await lintSkill(await skill('crlf', text));
+    expect(r.diagnostics).toEqual([]);
+    expect(r.description).toBe('Windows file');
+  });
+
+  test('block-scalar descriptions are read in full', async () => {
+    const r = await lintSkill(await skill('block', fm('name: block\ndescription: >\n  Folded text\n  over lines.')));
+    expect(r.diagnostics).toEqual([]);
+    expect(r.description).toBe('Folded text over lines.\n');
+  });
+});
