@@ -108,7 +108,8 @@ export function buildClaudeEnv(ctx: EngineContext, configDir: string): Record<st
     if (!ctx.modelBaseUrl) throw new EngineUnavailable('claude_code: engine.model.provider is "scripted" but no scripted model server was started');
     for (const v of NON_SCRIPTED_ROUTING_VARS) delete env[v];
     env.ANTHROPIC_BASE_URL = normaliseAnthropicBaseUrl(ctx.modelBaseUrl);
-    env.ANTHROPIC_API_KEY = 'dummy';
+    // The scripted server files each exchange under the job id this key carries.
+    env.ANTHROPIC_API_KEY = ctx.jobId ? `skill-up-job:${ctx.jobId}` : 'dummy';
     env.CLAUDE_CODE_MAX_RETRIES = '0';
   } else if (ctx.engine.model.baseUrl) {
     env.ANTHROPIC_BASE_URL = normaliseAnthropicBaseUrl(ctx.engine.model.baseUrl);

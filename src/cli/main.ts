@@ -8,6 +8,8 @@ import { UsageError } from './args.js';
 import { printDiagnostics } from './diagnostics.js';
 import { runCommand } from './run.js';
 import { listCasesCommand, validateCommand } from './validate.js';
+import { runEnginesCommand } from '../engine/engines-command.js';
+import { runModelServerCommand } from '../model/index.js';
 import { VERSION } from './version.js';
 
 const HELP = `skill-up ${VERSION}: does an Agent Skill make coding agents better? Measure it.
@@ -18,11 +20,13 @@ Commands:
   run [path]          run a skill's eval suite and write result.json, report.xml
   validate [path]     check eval.yaml, case files and SKILL.md; report every problem
   list-cases [path]   list the suite's cases
+  engines <list|install|check>   the agent CLIs skill-up can drive, and its engine cache
+  model-server --script FILE     serve a scripted model (Anthropic API) for any engine
 
 Run \`skill-up <command> --help\` for a command's options and examples.
 
 Examples:
-  skill-up run examples/hello-custom --trials 3 --baseline
+  skill-up run examples/greeting-files --trials 3 --baseline
   skill-up validate path/to/my-skill
 `;
 
@@ -30,6 +34,8 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   run: runCommand,
   validate: validateCommand,
   'list-cases': listCasesCommand,
+  engines: runEnginesCommand,
+  'model-server': (argv) => runModelServerCommand(argv),
 };
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */

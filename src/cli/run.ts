@@ -15,6 +15,7 @@ import { Journal } from '../run/journal.js';
 import { createIterationDir, defaultOutputRoot } from '../run/output.js';
 import { createProgress } from '../run/progress.js';
 import { executeJobs } from '../run/run.js';
+import { loadScripts, startScriptedModel } from '../run/model.js';
 import type { JobResult } from '../run/types.js';
 import { wilson } from '../stats/index.js';
 import { intFlag, listFlag, parse, UsageError } from './args.js';
@@ -45,7 +46,7 @@ Exit codes: 0 every with_skill job passed, 1 some failed, 2 config or usage erro
 
 Examples:
   skill-up run                                  # the skill around the current folder
-  skill-up run examples/hello-custom --trials 3 --baseline
+  skill-up run examples/greeting-files --trials 3 --baseline
   skill-up run path/to/evals/eval.yaml --case 'greet-*' --parallelism 4
   skill-up run --tag smoke --dry-run
 `;
@@ -86,6 +87,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     baseline: values.baseline,
   });
   const parallelism = parallelismFlag ?? suite.parallelism;
+  const scripts = await loadScripts(suite);
   if (values['dry-run']) {
     printPlan(suite, jobs, parallelism);
     return 0;
@@ -126,6 +128,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   const progress = createProgress(jobs.length);
   let results: JobResult[] = [];
+  const model = await startScriptedModel(scripts, dir);
+  if (model) process.stderr.write(`scripted model server on ${model.url} (exchanges logged per job)\n`);
   try {
     results = await executeJobs({
       jobs,
@@ -139,10 +143,12 @@ export async function runCommand(argv: string[]): Promise<number> {
         iterationDir: dir,
         keepWorkspaces: Boolean(values['keep-workspaces']),
         baseEnv: { ...process.env },
+        modelBaseUrl: model?.url,
         signal: abort.signal,
       },
     });
   } finally {
+    await model?.close();
     progress.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -1,5 +1,6 @@
 /** `skill-up validate [path]` and `skill-up list-cases [path]`. */
 import { loadSuite } from '../config/load.js';
+import { loadScripts } from '../run/model.js';
 import { parse, UsageError } from './args.js';
 import { printWarnings } from './diagnostics.js';
 
@@ -20,7 +21,7 @@ Lists the suite's cases: id, tags, turns, trials and the first prompt line.
 
 Examples:
   skill-up list-cases
-  skill-up list-cases examples/hello-custom --tag smoke
+  skill-up list-cases examples/greeting-files --tag smoke
 `;
 
 /** Runs `validate`; returns the exit code. */
@@ -33,6 +34,7 @@ export async function validateCommand(argv: string[]): Promise<number> {
   if (positionals.length > 1) throw new UsageError('validate takes one path');
   const { suite, warnings } = await loadSuite(positionals[0], { cwd: process.cwd(), validateAllCases: true });
   printWarnings(warnings);
+  await loadScripts(suite);
   process.stdout.write(`✓ ${suite.evalFile} is valid (${suite.cases.length} case(s), engine ${suite.engines.map((e) => e.displayName).join(', ')})\n`);
   return 0;
 }

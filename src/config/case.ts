@@ -10,6 +10,7 @@ import { buildExpect, mergeExpect, unique } from './expect.js';
 import { buildJudges } from './judges.js';
 import { checkWorkspacePath, skillPath } from './paths.js';
 import { checkCapturePattern } from './patterns.js';
+import { warnUnsupportedSections } from './unsupported.js';
 import type { Field } from './yaml-source.js';
 
 export const DEFAULT_TIMEOUT_SECONDS = 300;
@@ -27,6 +28,8 @@ export interface CaseDefaults {
   /** `cases.defaults.trials` ?? eval-level `trials` ?? 1. */
   trials: number;
   judges: JudgeSpec[];
+  /** The eval-level `judge` (singular), whose agent_judge settings a case agent_judge inherits. */
+  evalJudge?: Field;
   /** Names of the suite's custom engines as written (a case may name them in `engines`). */
   customEngineNames: ReadonlySet<string>;
 }
@@ -43,11 +46,12 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
     }
     id = fallbackId;
   }
-  for (const key of ['mcp', 'user_simulator']) {
-    if (field.has(key)) field.get(key).warn(`\`${key}\` is not supported yet; ignored`, 'key');
-  }
+  warnUnsupportedSections(field);
 
-  const turns = buildTurns(field.get('input'));
+  const input = field.get('input');
+  const turns = buildTurns(input);
+  // Turn numbers in rules are only checked against a well-formed input.
+  const turnCount = input.has('prompt') !== input.has('turns') ? turns.length : undefined;
   const constraints = field.get('constraints');
   const own = buildExpect(field.get('expect'), d.skillDir);
   const artifacts = field.get('collect_artifacts');
@@ -63,7 +67,7 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
     maxTurns: pickPositive(constraints.get('max_turns').int(), d.maxTurns, DEFAULT_MAX_TURNS),
     trials: field.get('trials').int() ?? d.trials,
     expect: mergeExpect(d.expect, own),
-    judges: buildJudges(field, { skillDir: d.skillDir, turnCount: turns.length }) ?? d.judges,
+    judges: buildJudges(field, { skillDir: d.skillDir, scope: 'case', ...(turnCount ? { turnCount } : {}), ...(d.evalJudge ? { evalJudge: d.evalJudge } : {}) }) ?? d.judges,
     collectArtifacts: unique([...d.collectArtifacts, ...artifacts.strings()]),
   };
   const title = field.get('title').str();

@@ -11,6 +11,7 @@ import { buildEngine, canonicalEngineName, unknownEngineMessage } from './engine
 import { buildExpect } from './expect.js';
 import { buildJudges } from './judges.js';
 import { checkWorkspacePath, relativeToFileHint } from './paths.js';
+import { warnUnsupportedSections } from './unsupported.js';
 import { nearest } from './schema-errors.js';
 import type { Field } from './yaml-source.js';
 
@@ -29,9 +30,7 @@ const NOT_YET = ['entrypoint', 'kwargs', 'network_policy', 'allowed_egress'];
 
 /** Builds the eval-level settings from the root of eval.yaml. */
 export function buildEval(root: Field, evalFile: string, skillDir: string): EvalParts {
-  for (const key of ['mcp', 'user_simulator']) {
-    if (root.has(key)) root.get(key).warn(`\`${key}\` is not supported yet; ignored`, 'key');
-  }
+  warnUnsupportedSections(root);
   const { engine, engines } = buildEngines(root, skillDir);
   const cases = root.get('cases');
   const defaults = cases.get('defaults');
@@ -68,7 +67,8 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
       collectArtifacts: defaults.get('collect_artifacts').strings(),
       expect: buildExpect(defaults.get('expect'), skillDir),
       trials: defaults.get('trials').int() ?? topTrials,
-      judges: buildJudges(root, { skillDir }) ?? [],
+      judges: buildJudges(root, { skillDir, scope: 'eval' }) ?? [],
+      ...(root.get('judge').isMap() ? { evalJudge: root.get('judge') } : {}),
       customEngineNames,
     },
     caseFiles: caseFiles(cases, skillDir),
@@ -114,7 +114,8 @@ function buildEnvironment(f: Field): Suite['environment'] {
 }
 
 function buildSkills(root: Field, skillDir: string): SkillRef[] {
-  if (!root.has('skills')) return [{ source: 'local_path', path: skillDir, include: [], exclude: [] }];
+  const listed = root.get('skills');
+  if (!Array.isArray(listed.value) || listed.value.length === 0) return [{ source: 'local_path', path: skillDir, include: [], exclude: [] }];
   const out: SkillRef[] = [];
   for (const item of root.get('skills').items()) {
     if (item.get('source').str() === 'registry') {
@@ -137,7 +138,7 @@ function buildSkills(root: Field, skillDir: string): SkillRef[] {
     const ref: SkillRef = { source: 'local_path', path: abs, include: item.get('include').strings(), exclude: item.get('exclude').strings() };
     const target = item.get('target').str();
     if (target !== undefined) {
-      if (/[\\/]/.test(target) || target === '.' || target === '..') item.get('target').error(`skill target \`${target}\` must be a plain folder name (no \`/\`)`);
+      checkWorkspacePath(item.get('target'), 'skill target');
       ref.target = target;
     }
     out.push(ref);
@@ -164,6 +165,7 @@ function buildEngines(root: Field, skillDir: string): { engine: EngineConfig; en
   const defined = new Map(items.filter((i) => i.cfg.name === 'custom' && typeof i.field.value !== 'string').map((i) => [i.cfg.displayName, i.cfg]));
   const resolved: { cfg: EngineConfig; field: Field }[] = [];
   for (const item of items) {
+    if (item.field.value === '') continue; // the schema reports the empty name
     if (typeof item.field.value === 'string' && !canonicalEngineName(item.field.value)) {
       const def = defined.get(item.field.value);
       if (!def) {
@@ -207,7 +209,8 @@ function caseFiles(cases: Field, skillDir: string): { file: string; from: Field 
         continue;
       }
       listed.set(`glob:${entry}`, item);
-      const files = expandGlob(skillDir, entry).filter((f) => /\.ya?ml$/i.test(f));
+      // A glob such as `evals/*.yaml` must not pick up eval.yaml itself.
+      const files = expandGlob(skillDir, entry).filter((f) => /\.ya?ml$/i.test(f) && f !== item.src.file);
       if (files.length === 0) {
         const here = path.dirname(item.src.file);
         const alt = here !== skillDir && expandGlob(here, entry).some((f) => /\.ya?ml$/i.test(f));

@@ -19,8 +19,17 @@ export const PASS_THRESHOLD_DEFAULT = 0.7;
 
 export interface JudgeContext {
   skillDir: string;
-  /** Number of turns of the case, to check turn rules; undefined for eval-level judges. */
+  /** Where the judges are declared. */
+  scope: 'eval' | 'case';
+  /** Number of turns of the case, to check turn rules; undefined when unknown (eval level, broken input). */
   turnCount?: number;
+  /**
+   * For a case: the eval-level `judge`. A case `agent_judge` that leaves `model`,
+   * `pass_threshold` or `timeout_seconds` unset takes them from it when it is an
+   * `agent_judge` too (alibaba/skill-up behaviour). Undefined for eval-level judges, whose
+   * `agent_judge` may also leave `criteria` to the cases.
+   */
+  evalJudge?: Field;
 }
 
 /**
@@ -89,13 +98,19 @@ function buildJudge(field: Field, ctx: JudgeContext): JudgeSpec | undefined {
       for (const key of ['skills', 'context']) {
         if (field.has(key)) field.get(key).warn(`\`${key}\` of an agent_judge is not supported yet; ignored`, 'key');
       }
+      if (ctx.scope === 'case' && !field.has('criteria')) {
+        field.get('type').error('an `agent_judge` needs `criteria`: the statements the grader checks, e.g. `criteria: ["explains the bug"]`');
+      }
+      // Unset fields come from an eval-level agent_judge, if there is one.
+      const base = ctx.evalJudge?.get('type').str() === 'agent_judge' ? ctx.evalJudge : undefined;
+      const pick = (key: string) => (field.has(key) ? field.get(key) : (base?.get(key) ?? field.get(key)));
       const spec: { type: 'agent_judge'; model?: string; criteria: string[]; passThreshold: number; timeoutSeconds: number } = {
         type: 'agent_judge',
         criteria: field.get('criteria').strings(),
-        passThreshold: field.get('pass_threshold').num() ?? PASS_THRESHOLD_DEFAULT,
-        timeoutSeconds: Math.max(0, field.get('timeout_seconds').int() ?? 0),
+        passThreshold: pick('pass_threshold').num() ?? PASS_THRESHOLD_DEFAULT,
+        timeoutSeconds: Math.max(0, pick('timeout_seconds').int() ?? 0),
       };
-      const model = field.get('model').str();
+      const model = pick('model').str();
       if (model !== undefined) spec.model = model;
       return withId(spec);
     }

@@ -6,8 +6,8 @@
  */
 import path from 'node:path';
 import { lintSkill } from '../skill/lint.js';
-import type { CaseSpec, Suite } from './types.js';
-import { buildCase, idFromFileName } from './case.js';
+import type { CaseSpec, JudgeSpec, Suite } from './types.js';
+import { buildCase, idFromFileName, type CaseDefaults } from './case.js';
 import { ConfigError, DiagnosticBag, type Diagnostic } from './diagnostics.js';
 import { resolveEvalFile, skillRootOf } from './discover.js';
 import { buildEval } from './eval.js';
@@ -104,14 +104,15 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
     caseBags.push(caseBag);
     if (loaded) cases.push(loaded);
   }
-  if (evalOk) reportDuplicateIds(cases, skillDir);
+  if (evalOk) {
+    reportDuplicateIds(cases, skillDir);
+    reportInheritedJudgesWithoutCriteria(cases, parts.defaults.judges, evalRoot);
+  }
   // Case fields report into their own bag (duplicate ids included), merged only now.
   for (const b of caseBags) bag.items.push(...b.items);
-  if (evalOk) {
-    if (cases.length === 0 && parts.caseFiles.length === 0 && invalidCases.length === 0 && !bag.hasErrors) {
-      const at = evalRoot.has('cases') ? evalRoot.get('cases') : evalRoot;
-      at.error('the suite has no cases: list case files in `cases.files` (e.g. `[evals/cases/*.yaml]`) or write cases under `cases.inline`', 'key');
-    }
+  if (evalOk && cases.length === 0 && invalidCases.length === 0 && !bag.hasErrors) {
+    const at = evalRoot.has('cases') ? evalRoot.get('cases') : evalRoot;
+    at.error('the suite has no cases: list case files in `cases.files` (e.g. `[evals/cases/*.yaml]`) or write cases under `cases.inline`', 'key');
   }
   await lintSkills(parts.suite.skills.map((s) => s.path), evalRoot, skillDir, bag);
 
@@ -121,7 +122,7 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
 }
 
 /** Reads, validates and builds one case file; undefined when it is unreadable or not YAML. */
-function loadCaseFile(file: string, bag: DiagnosticBag, defaults: Parameters<typeof buildCase>[3]): LoadedCase | undefined {
+function loadCaseFile(file: string, bag: DiagnosticBag, defaults: CaseDefaults): LoadedCase | undefined {
   const src: YamlSource = readYamlSource(file, bag);
   if (!src.ok) return undefined;
   const root = Field.root(src, bag);
@@ -168,6 +169,22 @@ function reportDuplicateIds(cases: LoadedCase[], skillDir: string): void {
   }
 }
 
+/**
+ * An eval-level agent_judge may leave `criteria` to the cases (alibaba files do), but a case
+ * that inherits it unchanged would have nothing to grade.
+ */
+function reportInheritedJudgesWithoutCriteria(cases: LoadedCase[], evalJudges: JudgeSpec[], evalRoot: Field): void {
+  const users = cases.filter((c) => c.spec.judges === evalJudges).map((c) => `\`${c.spec.id}\``);
+  if (users.length === 0) return;
+  evalJudges.forEach((j, i) => {
+    if (j.type !== 'agent_judge' || j.criteria.length > 0) return;
+    const at = evalRoot.has('judge') ? evalRoot.get('judge') : evalRoot.get('judges').get(i);
+    at.get('type').error(
+      `this \`agent_judge\` has no \`criteria\`, and case${users.length > 1 ? 's' : ''} ${users.join(', ')} use${users.length > 1 ? '' : 's'} it as is; add \`criteria\` here or give ${users.length > 1 ? 'those cases' : 'that case'} a judge with criteria`,
+    );
+  });
+}
+
 function placeOf(c: LoadedCase, skillDir: string): string {
   const { line, col } = c.idAt.position('value');
   return `${path.relative(skillDir, c.idAt.src.file) || path.basename(c.idAt.src.file)}:${line}:${col}`;
@@ -178,7 +195,7 @@ function placeOf(c: LoadedCase, skillDir: string): string {
  * are reported at the eval.yaml entry that names the folder, so they have a line.
  */
 async function lintSkills(dirs: string[], evalRoot: Field, skillDir: string, bag: DiagnosticBag): Promise<void> {
-  const explicit = evalRoot.has('skills');
+  const explicit = evalRoot.get('skills').items().length > 0;
   for (const [i, dir] of dirs.entries()) {
     let diagnostics: Diagnostic[];
     try {

@@ -69,7 +69,8 @@ function describeError(kind: 'eval' | 'case', segments: Segment[], e: ErrorObjec
   switch (e.keyword) {
     case 'additionalProperties': {
       const key = String(p.additionalProperty);
-      return { message: unknownKeyMessage(key, Object.keys((here.properties as object | undefined) ?? {})), at: 'key', child: key };
+      const allowed = Object.keys((here.properties as object | undefined) ?? {});
+      return { message: unknownKeyMessage(key, allowed, misplacedKey(kind, segments, key, allowed)), at: 'key', child: key };
     }
     case 'required': {
       const key = String(p.missingProperty);
@@ -120,12 +121,40 @@ function describeError(kind: 'eval' | 'case', segments: Segment[], e: ErrorObjec
   }
 }
 
-/** "unknown key `must_contian`; did you mean `must_contain`?" (or the list of allowed keys). */
-export function unknownKeyMessage(key: string, allowed: string[]): string {
+/**
+ * "unknown key `must_contian`; did you mean `must_contain`?"; else, for a key that is valid one
+ * level down, "unknown key `prompt` here; did you mean `input.prompt`?"; else the allowed keys.
+ */
+export function unknownKeyMessage(key: string, allowed: string[], elsewhere: string[] = []): string {
   const suggestion = nearest(key, allowed);
   if (suggestion) return `unknown key \`${key}\`; did you mean \`${suggestion}\`?`;
+  if (elsewhere.length > 0) {
+    const list = elsewhere.map((k) => `\`${k}\``);
+    const alternatives = list.length === 1 ? list[0]! : `${list.slice(0, -1).join(', ')} or ${list[list.length - 1]!}`;
+    return `unknown key \`${key}\` here; did you mean ${alternatives}?`;
+  }
   if (allowed.length === 0) return `unknown key \`${key}\`; nothing is allowed here`;
   return `unknown key \`${key}\`; expected one of ${allowed.map((k) => `\`${k}\``).join(', ')}`;
+}
+
+/**
+ * Where `key` would be valid one or two map levels below this one, nearest first:
+ * `['input.prompt']`, `['judge.timeout_seconds', 'cases.defaults.timeout_seconds']`.
+ */
+function misplacedKey(kind: 'eval' | 'case', segments: Segment[], key: string, allowed: string[]): string[] {
+  const out: string[] = [];
+  let level: string[][] = allowed.map((k) => [k]);
+  for (let depth = 0; depth < 2 && out.length < 3; depth++) {
+    const next: string[][] = [];
+    for (const rel of level) {
+      const props = schemaAt(kind, [...segments, ...rel])?.properties as Record<string, unknown> | undefined;
+      if (!props) continue;
+      if (Object.prototype.hasOwnProperty.call(props, key)) out.push([...rel, key].join('.'));
+      for (const k of Object.keys(props)) next.push([...rel, k]);
+    }
+    level = next;
+  }
+  return out.slice(0, 3);
 }
 
 /** The closest of `candidates` to `word` when it is plausibly a typo of it. */

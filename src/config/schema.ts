@@ -3,10 +3,10 @@
  * compiled once with ajv (draft 2020-12), and a small walker that answers "what does the
  * schema allow at this path?" for error messages.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Ajv2020Module, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { packageRoot } from '../util/package-root.js';
 import type { Segment } from './yaml-source.js';
 
 export const EVAL_SCHEMA_ID = 'https://skill-up.dev/schemas/eval.schema.json';
@@ -22,20 +22,6 @@ interface Compiled {
 }
 
 let compiled: Compiled | undefined;
-
-/**
- * The package root: the nearest folder above this module holding package.json (works from
- * `src/config/` under vitest and from `dist/src/config/` after a build).
- */
-export function packageRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'schemas'))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('skill-up: cannot find the package root (the folder holding package.json and schemas/)');
-    dir = parent;
-  }
-}
 
 /** Absolute path of `schemas/<name>` in the installed package. */
 export function schemaPath(name: 'eval.schema.json' | 'case.schema.json'): string {

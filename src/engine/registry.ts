@@ -4,10 +4,11 @@
  */
 import type { EngineConfig, Suite } from '../config/types.js';
 import { createCustomAdapter } from '../../engines/custom/adapter.js';
+import { claudeCodeAdapter } from '../../engines/claude-code/adapter.js';
 import { type EngineAdapter, EngineUnavailable, zeroUsage } from './types.js';
 
 /** Engine names this build can run. */
-export const AVAILABLE_ENGINES = ['custom'] as const;
+export const AVAILABLE_ENGINES = ['claude_code', 'custom'] as const;
 
 /**
  * Returns the adapter for `engine`.
@@ -18,6 +19,7 @@ export async function getAdapter(engine: EngineConfig, suite: Suite): Promise<En
     if (!engine.custom) throw new EngineUnavailable(`engine \`${engine.displayName}\` needs an engine.custom block`);
     return createCustomAdapter(engine.custom, suite.skillDir);
   }
+  if (engine.name === 'claude_code') return claudeCodeAdapter as EngineAdapter;
   throw new EngineUnavailable(`engine \`${engine.name}\` is not available in this version of skill-up (available: ${AVAILABLE_ENGINES.join(', ')})`);
 }
 

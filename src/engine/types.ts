@@ -65,6 +65,8 @@ export interface Transcript {
 
 /** What an adapter receives for a job. */
 export interface EngineContext {
+  /** The job's id (`<case>/<variant>/run-<k>`), unique in a run. */
+  jobId?: string;
   engine: EngineConfig;
   case: CaseSpec;
   variant: Variant;

@@ -76,10 +76,17 @@ export function redactHeaders(headers: IncomingHttpHeaders): Record<string, stri
   return out;
 }
 
-/** A job id made safe as one directory name. */
+/**
+ * A job id made safe as a relative folder path. skill-up's job ids are `case/variant/run-k`,
+ * so each `/`-separated segment is kept as a folder (the log lands in the job's own folder);
+ * every segment is sanitised and may not start with a dot, so nothing escapes `logDir`.
+ */
 export function safeJobDir(jobId: string): string {
-  const s = jobId.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
-  return s.slice(0, 200) || '_';
+  const parts = jobId
+    .split('/')
+    .filter((p) => p !== '')
+    .map((p) => p.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 100));
+  return parts.slice(0, 8).join('/') || '_';
 }
 
 /** Appends entries to JSONL files, one write at a time per file, and keeps an in-memory index. */

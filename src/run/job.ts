@@ -89,6 +89,7 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
       }
     }
     const ctx: EngineContext = {
+      jobId: job.id,
       engine: engineCfg,
       case: c,
       variant: job.variant,

@@ -134,3 +134,32 @@ describe('skill-up run (end to end, built CLI)', () => {
     expect(processesWith(marker)).toEqual([]);
   });
 });
+
+describe('skill-up run on real Claude Code (scripted model, offline)', () => {
+  it('runs the brand-guidelines example: the skill is offered, activated and passes only in with_skill', async () => {
+    const out = join(writeSkill({}), '..', 'out');
+    const r = await runCli(['run', join(ROOT, 'examples/brand-guidelines'), '--output-dir', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = readResult(out);
+    expect(validateResult(doc), JSON.stringify(validateResult.errors)).toBe(true);
+    expect(doc.engines[0]).toMatchObject({ name: 'claude_code', version: '2.1.332', resolved_version: '2.1.332' });
+    for (const j of doc.jobs) {
+      if (j.variant === 'with_skill') {
+        expect(j.status, j.id).toBe('pass');
+        expect(j.skills_offered).toContain('brand-guidelines');
+        expect(j.skill_activations).toContainEqual({ skill: 'brand-guidelines', via: 'Skill tool' });
+        expect(j.turns[0].session_id).toMatch(/^[0-9a-f-]{36}$/);
+        expect(j.tokens.output).toBeGreaterThan(0);
+      } else {
+        expect(j.status, j.id).toBe('fail');
+        expect(j.skills_installed).toEqual([]);
+        expect(j.skills_offered ?? []).not.toContain('brand-guidelines');
+        expect(j.skill_activations).toEqual([]);
+      }
+    }
+    // Every model exchange of a job is logged in that job's folder.
+    const log = readFileSync(join(out, 'iteration-1/brand-palette/with_skill/run-1/model-requests.jsonl'), 'utf8');
+    expect(log.trim().split('\n').length).toBeGreaterThanOrEqual(3);
+    expect(r.stdout).toContain('claude_code uplift: +100 points');
+  });
+});

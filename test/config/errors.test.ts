@@ -456,3 +456,19 @@ describe('bad input never throws anything but ConfigError', () => {
     only(await loadErrors(dir), re);
   });
 });
+
+describe('misplaced keys', () => {
+  it('a key that belongs one level down names where it goes', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': `${MINIMAL_EVAL}timeout_seconds: 30\n`,
+      'evals/cases/a.yaml': 'prompt: hi\nmust_contain: [x]\n',
+    });
+    const errors = await loadErrors(dir);
+    expect(errors.map((d) => [path.basename(d.file), d.line, d.message])).toEqual([
+      ['a.yaml', 1, 'missing required key `input` (a map with `prompt` or `turns`)'],
+      ['a.yaml', 1, 'unknown key `prompt` here; did you mean `input.prompt`?'],
+      ['a.yaml', 2, 'unknown key `must_contain` here; did you mean `expect.must_contain`?'],
+      ['eval.yaml', 4, 'unknown key `timeout_seconds` here; did you mean `judge.timeout_seconds`, `engine.custom.timeout_seconds` or `cases.defaults.timeout_seconds`?'],
+    ]);
+  });
+});

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadSuite } from '../../src/config/load.js';
-import { loadOk, MINIMAL_CASE, MINIMAL_EVAL, writeSkill } from './helpers.js';
+import { loadErrors, loadOk, MINIMAL_CASE, MINIMAL_EVAL, writeSkill } from './helpers.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const validDir = path.join(here, 'fixtures', 'valid', 'hello-skill');
@@ -275,5 +275,86 @@ describe('validateAllCases: false', () => {
   it('still throws for problems in eval.yaml', async () => {
     const dir = writeSkill({ 'evals/eval.yaml': `${MINIMAL_EVAL}trials: zero\n`, 'evals/cases/a.yaml': MINIMAL_CASE });
     await expect(loadSuite(dir, { cwd: dir, validateAllCases: false })).rejects.toThrow(/trials/);
+  });
+});
+
+describe('alibaba/skill-up files load', () => {
+  it('an eval.yaml written like alibaba’s defaults (empty sections) loads without warnings', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml':
+        'schema_version: v1alpha1\nenvironment: {type: none, workspace_mount: /workspace, env: {}}\nmcp:\n  servers: []\nskills: []\nengine: {name: claude_code, model: {}}\nuser_simulator: {}\ncases:\n  files: [evals/cases/a.yaml]\n  defaults: {timeout_seconds: 300, max_turns: 10, expect: {}}\n  parallelism: 1\nreport: {formats: [json], artifacts: []}\n',
+      'evals/cases/a.yaml': MINIMAL_CASE,
+    });
+    const { suite, warnings } = await loadOk(dir);
+    expect(warnings).toEqual([]);
+    expect(suite.skills).toEqual([{ source: 'local_path', path: dir, include: [], exclude: [] }]);
+  });
+
+  it('a custom engine using environment references and a nested skill target', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': `schema_version: v1alpha1
+skills:
+  - {source: local_path, path: ., target: .agent-skills/demo}
+engine:
+  name: harness
+  model: {provider: dashscope, name: qwen}
+  custom:
+    transport: local
+    conversation_mode: stateful
+    env:
+      AGENT_API_KEY: \${AGENT_API_KEY?AGENT_API_KEY is required}
+      AGENT_MODEL: \${model_name}
+    local:
+      command: \${AGENT_PYTHON:-python3}
+      args: ["\${AGENT_RUNNER?set AGENT_RUNNER}", --input, "\${input_file}"]
+      cwd: \${workspace}
+cases: {files: [evals/cases/a.yaml]}
+judge: {type: rule_based}
+`,
+      'evals/cases/a.yaml': MINIMAL_CASE,
+    });
+    const { suite, warnings } = await loadOk(dir);
+    expect(suite.skills[0]!.target).toBe('.agent-skills/demo');
+    expect(suite.engine.custom?.conversationMode).toBe('stateful');
+    expect(suite.engine.custom?.local?.cwd).toBe('${workspace}');
+    expect(warnings.map((w) => w.message)).toEqual(['this `rule_based` judge has no `success` or `failure` rules, so it always passes']);
+  });
+
+  it('an eval-level agent_judge may leave criteria to the cases, which inherit its model and threshold', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': `${MINIMAL_EVAL}judge: {type: agent_judge, model: anthropic/claude-sonnet-4-6, pass_threshold: 0.5}\n`,
+      'evals/cases/a.yaml': `${MINIMAL_CASE}judge:\n  type: agent_judge\n  criteria: [greets the user]\n`,
+      'evals/cases/b.yaml': `${MINIMAL_CASE}judge: {type: agent_judge, model: openai/gpt-5, criteria: [x], pass_threshold: 1.0}\n`,
+      'evals/cases/c.yaml': `${MINIMAL_CASE}judge: {type: script, script_path: evals/check.sh}\n`,
+      'evals/check.sh': 'exit 0\n',
+    });
+    const { suite } = await loadOk(dir);
+    expect(suite.cases.map((c) => c.judges[0])).toEqual([
+      { type: 'agent_judge', model: 'anthropic/claude-sonnet-4-6', criteria: ['greets the user'], passThreshold: 0.5, timeoutSeconds: 0 },
+      { type: 'agent_judge', model: 'openai/gpt-5', criteria: ['x'], passThreshold: 1, timeoutSeconds: 0 },
+      { type: 'script', scriptPath: path.join(dir, 'evals/check.sh'), timeoutSeconds: 30 },
+    ]);
+  });
+
+  it('but a case that inherits a criteria-less agent_judge is an error, at the eval judge', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': `${MINIMAL_EVAL}judge:\n  type: agent_judge\n  model: anthropic/claude-sonnet-4-6\n`,
+      'evals/cases/a.yaml': MINIMAL_CASE,
+      'evals/cases/b.yaml': `${MINIMAL_CASE}judge: {type: agent_judge}\n`,
+    });
+    const errors = await loadErrors(dir);
+    expect(errors.map((d) => [path.relative(dir, d.file), d.line, d.message])).toEqual([
+      ['evals/cases/b.yaml', 3, 'an `agent_judge` needs `criteria`: the statements the grader checks, e.g. `criteria: ["explains the bug"]`'],
+      ['evals/eval.yaml', 5, 'this `agent_judge` has no `criteria`, and case `a` uses it as is; add `criteria` here or give that case a judge with criteria'],
+    ]);
+  });
+
+  it('mcp servers on a case are accepted with a warning', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': MINIMAL_EVAL,
+      'evals/cases/a.yaml': `${MINIMAL_CASE}mcp:\n  servers:\n    - {name: project, mode: mocked, config_ref: evals/fixtures/mcp/x.yaml}\n`,
+    });
+    const { warnings } = await loadOk(dir);
+    expect(warnings.map((w) => [w.line, w.message])).toEqual([[3, '`mcp` is not supported yet; ignored']]);
   });
 });

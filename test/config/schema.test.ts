@@ -4,7 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { CASE_SCHEMA_ID, EVAL_SCHEMA_ID, packageRoot, schemaAt, schemaPath, validateAgainst } from '../../src/config/schema.js';
+import { CASE_SCHEMA_ID, EVAL_SCHEMA_ID, schemaAt, schemaPath, validateAgainst } from '../../src/config/schema.js';
+import { packageRoot } from '../../src/util/package-root.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const load = (name: 'eval.schema.json' | 'case.schema.json') => JSON.parse(readFileSync(schemaPath(name), 'utf8')) as Record<string, unknown>;

@@ -203,6 +203,8 @@ describe('skill-up engines', () => {
   const io = { out: (t: string) => void (out += t), err: (t: string) => void (err += t) };
   beforeEach(() => {
     saved = { ...process.env };
+    // The global set-up points this at the real binary; these tests build their own worlds.
+    delete process.env.SKILL_UP_CLAUDE_CODE_BIN;
     out = '';
     err = '';
   });

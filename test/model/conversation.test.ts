@@ -68,10 +68,12 @@ describe('a full captured skill run (skill-up server, Claude Code 2.1.332)', () 
   const req = parseCaptured(loadCaptured('skill-run-request-3.full.json'));
 
   it('treats the synthetic "Base directory for this skill" message as context, not a prompt', () => {
-    expect(req.messages.map((m) => m.role)).toEqual(['user', 'system', 'assistant', 'user', 'user', 'assistant', 'user']);
-    expect(req.messages[4]!.parts[0]).toMatchObject({ type: 'text', meta: true });
+    // Claude Code sends the skill body in the same user message as the Skill tool's result.
+    expect(req.messages.map((m) => m.role)).toEqual(['user', 'system', 'assistant', 'user', 'assistant', 'user']);
+    expect(req.messages[3]!.parts.map((p) => p.type)).toEqual(['tool_result', 'text']);
+    expect(req.messages[3]!.parts[1]).toMatchObject({ type: 'text', meta: true, text: expect.stringMatching(/^Base directory for this skill: \/tmp\/probe\/work\/.claude\/skills\/hello-world/) });
     const c = viewConversation(req);
-    expect(c).toMatchObject({ prompt: 'create hello.py', turn: 1, promptIndex: 0, cwd: '/tmp/probe/work', replyStarts: [2, 5] });
+    expect(c).toMatchObject({ prompt: 'create hello.py', turn: 1, promptIndex: 0, cwd: '/tmp/probe/work', replyStarts: [2, 4] });
     expect(c.skillsListed[0]).toBe('hello-world');
     expect(c.skillsListed).toContain('security-review');
     expect(c.skillsLoaded).toEqual(['hello-world']);
@@ -85,6 +87,23 @@ describe('a full captured skill run (skill-up server, Claude Code 2.1.332)', () 
 });
 
 describe('parseAnthropicRequest', () => {
+  it('a skill body sent as its own user message is not a new prompt either', () => {
+    const req = parseAnthropicRequest(
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'make it' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Skill', input: { skill: 'x' } }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'Launching skill: x' }] },
+          { role: 'user', content: [{ type: 'text', text: 'Base directory for this skill: /w/.claude/skills/x\n\n# X' }] },
+        ],
+      },
+      wire(),
+    );
+    expect(viewConversation(req)).toMatchObject({ prompt: 'make it', turn: 1, replyStarts: [1], skillsLoaded: ['x'] });
+  });
+
+
   it('takes the session id from metadata.user_id when the header is absent', () => {
     const req = parseAnthropicRequest(
       { model: 'm', messages: [{ role: 'user', content: 'hi' }], metadata: { user_id: JSON.stringify({ session_id: 's-1' }) } },

@@ -76,7 +76,7 @@ describe('the design example over a real skill run', () => {
     expect(first.trace).toMatchObject({ rule: 0, step: 0 });
     expect(reply(first).blocks).toEqual([{ type: 'tool_call', id: expect.any(String), name: 'Skill', input: { skill: 'hello-world' } }]);
 
-    const second = plan(HELLO_WORLD, prefix(full, 5));
+    const second = plan(HELLO_WORLD, prefix(full, 4));
     expect(second.trace).toMatchObject({ rule: 1, step: 0 });
     expect(reply(second).blocks).toEqual([
       { type: 'tool_call', id: expect.any(String), name: 'Write', input: { file_path: '/tmp/probe/work/hello.py', content: "print('Hello, World!')\n" } },

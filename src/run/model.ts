@@ -1,0 +1,29 @@
+/**
+ * Starts skill-up's scripted model server for a run whose engines use
+ * `engine.model: { provider: scripted, script: … }` (design.md, "The scripted model").
+ * One server serves every job of the run; each engine reaches it through its base URL,
+ * and each exchange is logged under the job's own folder.
+ */
+import type { Suite } from '../config/types.js';
+import { loadModelScript, startModelServer, type ModelServer } from '../model/index.js';
+import type { ModelScript } from '../model/types.js';
+
+/** The scripts of the suite's scripted engines, loaded and validated (throws ConfigError). */
+export async function loadScripts(suite: Suite): Promise<Map<string, ModelScript>> {
+  const scripts = new Map<string, ModelScript>();
+  for (const e of suite.engines) {
+    if (e.model.provider === 'scripted' && e.model.script) scripts.set(e.name, await loadModelScript(e.model.script));
+  }
+  return scripts;
+}
+
+/**
+ * Starts one server when any engine is scripted; undefined otherwise. With several scripted
+ * engines using different scripts, the first engine's script serves the run (the script's
+ * `engine:` condition tells engines apart).
+ */
+export async function startScriptedModel(scripts: Map<string, ModelScript>, logDir: string): Promise<ModelServer | undefined> {
+  const first = [...scripts.values()][0];
+  if (!first) return undefined;
+  return startModelServer({ script: first, logDir });
+}
