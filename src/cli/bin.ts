@@ -2,6 +2,10 @@
 /** The `skill-up` executable: runs the CLI and sets the exit code. */
 import { main } from './main.js';
 
+// Parallel jobs do many small file operations at once; libuv's default pool of 4 threads
+// queues them. It is created on first use, so this takes effect when set before any I/O.
+process.env.UV_THREADPOOL_SIZE ??= '16';
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -6,10 +6,6 @@ import { ConfigError } from '../config/diagnostics.js';
 import { PlanError } from '../plan/plan.js';
 import { UsageError } from './args.js';
 import { printDiagnostics } from './diagnostics.js';
-import { runCommand } from './run.js';
-import { listCasesCommand, validateCommand } from './validate.js';
-import { runEnginesCommand } from '../engine/engines-command.js';
-import { runModelServerCommand } from '../model/index.js';
 import { VERSION } from './version.js';
 
 const HELP = `skill-up ${VERSION}: does an Agent Skill make coding agents better? Measure it.
@@ -30,12 +26,14 @@ Examples:
   skill-up validate path/to/my-skill
 `;
 
+// Each command's modules load only when it runs: a smaller process starts faster and forks
+// engine processes faster (fork time grows with the parent's memory).
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
-  run: runCommand,
-  validate: validateCommand,
-  'list-cases': listCasesCommand,
-  engines: runEnginesCommand,
-  'model-server': (argv) => runModelServerCommand(argv),
+  run: async (argv) => (await import('./run.js')).runCommand(argv),
+  validate: async (argv) => (await import('./validate.js')).validateCommand(argv),
+  'list-cases': async (argv) => (await import('./validate.js')).listCasesCommand(argv),
+  engines: async (argv) => (await import('../engine/engines-command.js')).runEnginesCommand(argv),
+  'model-server': async (argv) => (await import('../model/index.js')).runModelServerCommand(argv),
 };
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */

@@ -10,6 +10,8 @@ import { EngineUnavailable, type EngineAdapter } from '../engine/types.js';
 import { planJobs, type Job } from '../plan/plan.js';
 import { writeReports } from '../report/write.js';
 import { lintSkill } from '../skill/lint.js';
+import { planSkillInstall, SkillInstallError } from '../skill/install.js';
+import { ConfigError } from '../config/diagnostics.js';
 import type { ResolvedSkill } from '../run/job.js';
 import { Journal } from '../run/journal.js';
 import { createIterationDir, defaultOutputRoot } from '../run/output.js';
@@ -143,6 +145,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         iterationDir: dir,
         keepWorkspaces: Boolean(values['keep-workspaces']),
         baseEnv: { ...process.env },
+        cleanups: [],
         modelBaseUrl: model?.url,
         signal: abort.signal,
       },
@@ -196,11 +199,18 @@ function applyEngineOverride(suite: Suite, names: string[]): void {
   suite.engine = suite.engines[0]!;
 }
 
+/** Names each skill and checks its file selection once for the whole run. @throws ConfigError */
 async function resolveSkills(suite: Suite): Promise<ResolvedSkill[]> {
   const out: ResolvedSkill[] = [];
   for (const s of suite.skills) {
     const info = await lintSkill(s.path);
-    out.push({ name: s.target ?? info.name ?? basename(s.path), path: s.path, include: s.include, exclude: s.exclude });
+    try {
+      const plan = await planSkillInstall({ skillDir: s.path, include: s.include, exclude: s.exclude });
+      out.push({ name: s.target ?? info.name ?? basename(s.path), plan });
+    } catch (e) {
+      if (!(e instanceof SkillInstallError)) throw e;
+      throw new ConfigError([{ file: s.path, line: 0, col: 0, path: 'skills', message: e.message, severity: 'error' }]);
+    }
   }
   return out;
 }

@@ -10,7 +10,7 @@ import type { EngineAdapter, EngineContext, Transcript, TranscriptTurn } from '.
 import { zeroUsage } from '../engine/types.js';
 import type { Job } from '../plan/plan.js';
 import { createWorkspace, collectArtifacts, type Workspace } from '../runtime/index.js';
-import { installSkill } from '../skill/install.js';
+import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
 import { gradeJob, evaluatePostCondition, captureDetail } from '../judge/index.js';
 import type { Assertion, Grading } from '../judge/types.js';
 import type { JobResult, TurnResult } from './types.js';
@@ -18,9 +18,8 @@ import type { JobResult, TurnResult } from './types.js';
 /** A skill ready to install: where it comes from and the folder name it gets. */
 export interface ResolvedSkill {
   name: string;
-  path: string;
-  include: string[];
-  exclude: string[];
+  /** The checked file selection, computed once per run. */
+  plan: SkillInstallPlan;
 }
 
 /** Everything shared by the jobs of a run. */
@@ -36,6 +35,8 @@ export interface JobEnv {
   baseEnv: Record<string, string | undefined>;
   modelBaseUrl?: string;
   signal: AbortSignal;
+  /** Pending workspace removals; the run awaits them all before it returns. */
+  cleanups: Promise<void>[];
 }
 
 /** Runs `job` once (no retry). */
@@ -84,7 +85,7 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
     });
     if (job.variant === 'with_skill') {
       for (const s of env.skills) {
-        await installSkill({ skillDir: s.path, include: s.include, exclude: s.exclude, destDir: join(ws.dir, adapter.skillDirs[0]!, s.name) });
+        await applySkillInstall(s.plan, join(ws.dir, adapter.skillDirs[0]!, s.name));
         result.skillsInstalled.push(s.name);
       }
     }
@@ -136,7 +137,9 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   } finally {
     clearTimeout(deadlineTimer);
     env.signal.removeEventListener('abort', onRunAbort);
-    if (ws && !env.keepWorkspaces) await ws.remove().catch(() => undefined);
+    // Removal is off the job's critical path: the result is recorded at once and the run
+    // waits for every pending removal before it ends (JobEnv.cleanups).
+    if (ws && !env.keepWorkspaces) env.cleanups.push(ws.remove().catch(() => undefined));
   }
   if (result.status === 'error' && jobAbort.signal.aborted && !env.signal.aborted && !result.reason?.includes('timed out')) {
     result.reason = `case timed out after ${c.timeoutSeconds} s (constraints.timeout_seconds)${result.reason ? `: ${result.reason}` : ''}`;

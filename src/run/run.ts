@@ -51,6 +51,7 @@ export async function executeJobs(opts: ExecuteOptions): Promise<JobResult[]> {
       }),
     ),
   );
+  await Promise.all(env.cleanups);
   return results.filter((r): r is JobResult => r !== undefined);
 }
 

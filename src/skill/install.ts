@@ -25,20 +25,21 @@ export interface InstallSkillOptions {
   destDir: string;
 }
 
+/** A checked, ready-to-copy file selection of a skill: computed once per run, applied per job. */
+export interface SkillInstallPlan {
+  /** The skill folder as given, and its real path. */
+  given: string;
+  root: string;
+  /** Relative paths, each with its mode or, for a link, the link text to recreate. */
+  entries: { rel: string; mode: number; link?: string }[];
+}
+
 /**
- * Copies the selected files of a skill into `destDir` and returns their relative POSIX
- * paths (sorted).
- *
- * File modes are preserved (scripts stay executable). A symbolic link is recreated (with
- * a relative target) when its target lies inside the skill folder; a link pointing outside
- * the skill is rejected before anything is copied. Existing files at the destination are
- * replaced; other files already there are left alone.
- *
- * @throws SkillInstallError when the skill folder is unreadable, the selection lacks
- *   SKILL.md, `destDir` lies inside the skill folder, a symbolic link points outside the
- *   skill folder, or a copy fails.
+ * Selects and checks a skill's files without copying anything.
+ * @throws SkillInstallError when the folder cannot be read, the selection lacks SKILL.md, or a
+ *   symbolic link points outside the skill folder.
  */
-export async function installSkill(opts: InstallSkillOptions): Promise<{ files: string[] }> {
+export async function planSkillInstall(opts: Omit<InstallSkillOptions, 'destDir'>): Promise<SkillInstallPlan> {
   const given = path.resolve(opts.skillDir);
   let root: string;
   let files: string[];
@@ -53,17 +54,14 @@ export async function installSkill(opts: InstallSkillOptions): Promise<{ files: 
       `the file selection of ${given} does not include SKILL.md (check skills[].include/exclude); an installed skill needs it`,
     );
   }
-  const dest = path.resolve(opts.destDir);
-  if (isInside(root, dest) || isInside(given, dest)) {
-    throw new SkillInstallError(`cannot install skill ${given} into ${dest}: the destination lies inside the skill folder`);
-  }
-
-  // Check every link first, so a rejected skill leaves nothing half-installed.
-  const links = new Map<string, string>();
+  const entries: SkillInstallPlan['entries'] = [];
   for (const rel of files) {
     const abs = path.join(root, rel);
     const st = await lstat(abs);
-    if (!st.isSymbolicLink()) continue;
+    if (!st.isSymbolicLink()) {
+      entries.push({ rel, mode: st.mode & 0o7777 });
+      continue;
+    }
     const target = await readlink(abs);
     const resolved = path.resolve(path.dirname(abs), target);
     const lexicalInside = isInside(root, resolved) || isInside(given, resolved);
@@ -80,27 +78,59 @@ export async function installSkill(opts: InstallSkillOptions): Promise<{ files: 
       );
     }
     const inSkill = isInside(root, resolved) ? path.relative(root, resolved) : path.relative(given, resolved);
-    links.set(rel, path.relative(path.dirname(path.join(dest, rel)), path.join(dest, inSkill)) || '.');
+    // Both ends lie under the destination, so the relative link text does not depend on it.
+    entries.push({ rel, mode: st.mode & 0o7777, link: path.relative(path.dirname(rel), inSkill) || '.' });
   }
+  return { given, root, entries };
+}
 
+/**
+ * Copies a planned skill into `destDir`, keeping file modes and recreating inner links.
+ * @throws SkillInstallError when the destination lies inside the skill or a copy fails.
+ */
+export async function applySkillInstall(plan: SkillInstallPlan, destDir: string): Promise<{ files: string[] }> {
+  const dest = path.resolve(destDir);
+  if (isInside(plan.root, dest) || isInside(plan.given, dest)) {
+    throw new SkillInstallError(`cannot install skill ${plan.given} into ${dest}: the destination lies inside the skill folder`);
+  }
   try {
-    await mkdir(dest, { recursive: true });
-    for (const rel of files) {
-      const src = path.join(root, rel);
+    // A fresh destination (the usual case: a new workspace) needs no clearing of old files.
+    const fresh = (await mkdir(dest, { recursive: true })) !== undefined;
+    const made = new Set<string>([dest]);
+    for (const { rel, mode, link } of plan.entries) {
       const dst = path.join(dest, rel);
-      await mkdir(path.dirname(dst), { recursive: true });
-      await rm(dst, { force: true });
-      const linkTarget = links.get(rel);
-      if (linkTarget !== undefined) {
-        await symlink(linkTarget, dst);
+      const parent = path.dirname(dst);
+      if (!made.has(parent)) {
+        await mkdir(parent, { recursive: true });
+        made.add(parent);
+      }
+      if (!fresh) await rm(dst, { force: true });
+      if (link !== undefined) {
+        await symlink(link, dst);
       } else {
-        const st = await lstat(src);
-        await copyFile(src, dst);
-        await chmod(dst, st.mode & 0o7777);
+        await copyFile(path.join(plan.root, rel), dst);
+        await chmod(dst, mode);
       }
     }
   } catch (e) {
-    throw new SkillInstallError(`cannot install skill ${given} into ${dest}: ${(e as Error).message}`);
+    throw new SkillInstallError(`cannot install skill ${plan.given} into ${dest}: ${(e as Error).message}`);
   }
-  return { files };
+  return { files: plan.entries.map((e) => e.rel) };
+}
+
+/**
+ * Copies the selected files of a skill into `destDir` and returns their relative POSIX
+ * paths (sorted).
+ *
+ * File modes are preserved (scripts stay executable). A symbolic link is recreated (with
+ * a relative target) when its target lies inside the skill folder; a link pointing outside
+ * the skill is rejected before anything is copied. Existing files at the destination are
+ * replaced; other files already there are left alone.
+ *
+ * @throws SkillInstallError when the skill folder is unreadable, the selection lacks
+ *   SKILL.md, `destDir` lies inside the skill folder, a symbolic link points outside the
+ *   skill folder, or a copy fails.
+ */
+export async function installSkill(opts: InstallSkillOptions): Promise<{ files: string[] }> {
+  return applySkillInstall(await planSkillInstall(opts), opts.destDir);
 }
