@@ -3,6 +3,7 @@
  * exit with code 2 instead of a stack trace.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { closest, distance } from 'fastest-levenshtein';
 
 /** A usage mistake: the CLI prints the message and the command's help hint, exit code 2. */
 export class UsageError extends Error {}
@@ -12,7 +13,15 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: s
   try {
     return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new UsageError((e as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
+    const message = (e as Error).message;
+    const unknown = /^Unknown option '(--?[^']+)'/.exec(message)?.[1];
+    if (unknown) {
+      const names = Object.keys(options).map((n) => `--${n}`);
+      const near = closest(unknown, names);
+      const hint = distance(unknown, near) <= 3 ? `; did you mean \`${near}\`?` : '';
+      throw new UsageError(`unknown option \`${unknown}\`${hint}`);
+    }
+    throw new UsageError(message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
   }
 }
 

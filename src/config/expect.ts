@@ -9,7 +9,7 @@ import type { Field } from './yaml-source.js';
 
 /** An empty expect block. */
 export function emptyExpect(): ExpectSpec {
-  return { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [] };
+  return { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [], skillInvoked: [], skillNotInvoked: [] };
 }
 
 /** Reads an `expect` map (absent or not a map → empty), checking its paths. */
@@ -29,6 +29,12 @@ export function buildExpect(field: Field, skillDir: string): ExpectSpec {
     checkWorkspacePath(item.get('path'), 'path');
     if (p !== undefined && content !== undefined) out.fileContains.push({ path: p, content });
   }
+  // One skill name or a list of them, as in the rule of the same name.
+  for (const [key, prop] of [['skill_invoked', 'skillInvoked'], ['skill_not_invoked', 'skillNotInvoked']] as const) {
+    const f = field.get(key);
+    const one = f.str();
+    out[prop] = one !== undefined ? [one] : f.strings();
+  }
   const exit = field.get('exit_code').int();
   if (exit !== undefined) out.exitCode = exit;
   if (!field.get('golden_file').missing) {
@@ -46,6 +52,8 @@ export function mergeExpect(defaults: ExpectSpec, own: ExpectSpec): ExpectSpec {
     filesExist: unique([...defaults.filesExist, ...own.filesExist]),
     filesNotExist: unique([...defaults.filesNotExist, ...own.filesNotExist]),
     fileContains: uniqueBy([...defaults.fileContains, ...own.fileContains], (f) => `${f.path}\u0000${f.content}`),
+    skillInvoked: unique([...defaults.skillInvoked, ...own.skillInvoked]),
+    skillNotInvoked: unique([...defaults.skillNotInvoked, ...own.skillNotInvoked]),
   };
   const exitCode = own.exitCode ?? defaults.exitCode;
   const goldenFile = own.goldenFile ?? defaults.goldenFile;

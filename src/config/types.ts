@@ -77,6 +77,10 @@ export interface ExpectSpec {
   fileContains: { path: string; content: string }[];
   /** Absolute path of a file the final message must equal (trailing white space ignored). */
   goldenFile?: string;
+  /** Skills that must have been activated (evidence from the transcript). */
+  skillInvoked: string[];
+  /** Skills that must not have been activated. */
+  skillNotInvoked: string[];
 }
 
 /** One rule of a `rule_based` judge's `success` or `failure` list. Exactly one key is set. */

@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { Assertion, JudgeInput } from './types.js';
 import { around, q, substringEvidence } from './evidence.js';
 import { inspectPath, readWorkspaceFile } from './paths.js';
+import { skillInvoked } from './rules.js';
 
 /**
  * Runs every `expect` check of `input.case` in a fixed order: must_contain, must_not_contain,
@@ -82,6 +83,12 @@ export async function checkExpect(input: JudgeInput): Promise<Assertion[]> {
     });
   }
   if (exp.goldenFile !== undefined) out.push(await checkGolden(exp.goldenFile, input));
+  for (const [names, want, key] of [[exp.skillInvoked ?? [], true, 'skill_invoked'], [exp.skillNotInvoked ?? [], false, 'skill_not_invoked']] as const) {
+    for (const name of names) {
+      const c = skillInvoked(input, name, want);
+      out.push({ text: `${key}: ${name}`, passed: c.holds, evidence: c.evidence });
+    }
+  }
   return out;
 }
 

@@ -26,7 +26,7 @@ export interface RuleResult {
   evidence: string;
 }
 
-type Check = { holds: boolean; evidence: string };
+export type Check = { holds: boolean; evidence: string };
 
 /** Runs a `rule_based` judge over `input` (see module doc). Never throws. */
 export async function runRuleJudge(spec: { success: Rule[]; failure: Rule[] }, input: JudgeInput): Promise<JudgeOutcome> {
@@ -281,7 +281,11 @@ function toolNotCalled(calls: LocatedCall[], name: string, scope: string): Check
   };
 }
 
-function skillInvoked(input: JudgeInput, skill: string, want: boolean): Check {
+/**
+ * Whether `skill` was activated in any turn (`want` true) or never (`want` false), with the
+ * activations and the skills the engine listed as evidence. Shared by `expect` and the rules.
+ */
+export function skillInvoked(input: JudgeInput, skill: string, want: boolean): Check {
   const acts = input.transcript.turns.flatMap((t) => t.skillActivations.map((a) => ({ turn: t.index, a })));
   const hit = acts.find((x) => sameName(x.a.skill, skill));
   const listed = [...new Set(input.transcript.turns.flatMap((t) => t.skillsListed ?? []))];

@@ -65,6 +65,8 @@ describe('the valid fixture suite', () => {
       filesNotExist: [],
       fileContains: [{ path: 'hello.py', content: 'print' }],
       goldenFile: path.join(validDir, 'evals/fixtures/golden/out.txt'),
+      skillInvoked: [],
+      skillNotInvoked: [],
     });
     expect(c.collectArtifacts).toEqual(['**/*.json', 'out/**']);
     expect(c.context).toEqual({
@@ -125,7 +127,7 @@ describe('defaults and precedence', () => {
     expect(c.trials).toBe(1);
     expect(c.judges).toEqual([]);
     expect(c.engines).toBeUndefined();
-    expect(c.expect).toEqual({ mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [] });
+    expect(c.expect).toEqual({ mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [], skillInvoked: [], skillNotInvoked: [] });
   });
 
   it.each([
@@ -176,6 +178,8 @@ describe('defaults and precedence', () => {
         { path: 'q', content: 'd' },
       ],
       goldenFile: path.join(dir, 'evals/g2.txt'),
+      skillInvoked: [],
+      skillNotInvoked: [],
     });
     expect(own!.collectArtifacts).toEqual(['a', 'b', 'c']);
     expect(own!.maxTurns).toBe(4);
@@ -356,5 +360,22 @@ judge: {type: rule_based}
     });
     const { warnings } = await loadOk(dir);
     expect(warnings.map((w) => [w.line, w.message])).toEqual([[3, '`mcp` is not supported yet; ignored']]);
+  });
+});
+
+describe('expect skill checks', () => {
+  it('accepts skill_invoked as a name or a list and merges defaults first', async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadSuite } = await import('../../src/config/load.js');
+    const dir = join(mkdtempSync(join(tmpdir(), 'su-exp-')), 'sk');
+    mkdirSync(join(dir, 'evals/cases'), { recursive: true });
+    writeFileSync(join(dir, 'SKILL.md'), '---\nname: sk\ndescription: test skill\n---\nbody\n');
+    writeFileSync(join(dir, 'evals/eval.yaml'), 'schema_version: v1alpha1\nengine: { name: claude_code }\ncases:\n  files: [evals/cases/a.yaml]\n  defaults:\n    expect: { skill_invoked: sk }\n');
+    writeFileSync(join(dir, 'evals/cases/a.yaml'), 'input: { prompt: hi }\nexpect:\n  skill_invoked: [other, sk]\n  skill_not_invoked: bad\n');
+    const { suite } = await loadSuite(dir, { cwd: dir });
+    expect(suite.cases[0]!.expect.skillInvoked).toEqual(['sk', 'other']);
+    expect(suite.cases[0]!.expect.skillNotInvoked).toEqual(['bad']);
   });
 });

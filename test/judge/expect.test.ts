@@ -2,7 +2,7 @@ import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkExpect, firstDifference } from '../../src/judge/index.js';
-import { makeInput, tempDir } from './helpers.js';
+import { makeInput, tempDir, turn } from './helpers.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => cleanups.splice(0).forEach((c) => c()));
@@ -140,5 +140,24 @@ describe('expect: golden_file', () => {
   it('firstDifference handles a shorter message', () => {
     expect(firstDifference('a\nb', 'a')).toBe('first difference at line 2: expected "b", got <end of message> (expected 2 lines, got 1)');
     expect(firstDifference('same', 'same')).toBeUndefined();
+  });
+});
+
+describe('expect: skill_invoked / skill_not_invoked', () => {
+  it('checks skill activations across turns, with the listed skills as evidence', async () => {
+    const workspace = ws();
+    const turns = [
+      turn(1, 'a', [], { skillsListed: ['brand-guidelines', 'pdf'] }),
+      turn(2, 'b', [], { skillActivations: [{ skill: 'brand-guidelines', via: 'Skill tool' }] }),
+    ];
+    const a = await checkExpect(makeInput({ workspace, turns, expect: { skillInvoked: ['brand-guidelines', 'pdf'], skillNotInvoked: ['brand-guidelines'] } }));
+    const skill = a.filter((x) => x.text.startsWith('skill_'));
+    expect(skill.map((x) => [x.text, x.passed])).toEqual([
+      ['skill_invoked: brand-guidelines', true],
+      ['skill_invoked: pdf', false],
+      ['skill_not_invoked: brand-guidelines', false],
+    ]);
+    expect(skill[0]!.evidence).toContain('activated in turn 2 via Skill tool');
+    expect(skill[1]!.evidence).toContain('skills listed: ');
   });
 });

@@ -6,7 +6,7 @@ import type { ToolCall, TranscriptTurn } from '../../src/engine/types.js';
 import type { JudgeInput } from '../../src/judge/types.js';
 
 export function emptyExpect(over: Partial<ExpectSpec> = {}): ExpectSpec {
-  return { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [], ...over };
+  return { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [], skillInvoked: [], skillNotInvoked: [], ...over };
 }
 
 export function makeCase(over: Partial<CaseSpec> = {}): CaseSpec {

@@ -12,7 +12,7 @@ export function makeCase(id: string, over: Partial<CaseSpec> = {}): CaseSpec {
     timeoutSeconds: 60,
     maxTurns: 10,
     trials: 1,
-    expect: { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [] },
+    expect: { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [], skillInvoked: [], skillNotInvoked: [] },
     judges: [],
     collectArtifacts: [],
     ...over,
