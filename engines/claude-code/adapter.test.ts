@@ -2,10 +2,9 @@
  * The Claude Code adapter against the REAL `claude` binary (@anthropic-ai/claude-code@2.1.332)
  * and skill-up's scripted model server (src/model/). Nothing leaves 127.0.0.1.
  *
- * The binary comes from `SKILL_UP_CLAUDE_CODE_BIN` when set, else it is npm-installed into a
- * test cache (`$SKILL_UP_TEST_CACHE_DIR`, default `<tmp>/skill-up-test-cache`) by the same
- * resolver a run uses (~8 s the first time). When it cannot be had, the tests FAIL with the
- * reason: they are never skipped.
+ * The binary is `SKILL_UP_CLAUDE_CODE_BIN`, which the global set-up (test/setup/claude.ts)
+ * installs into a test cache with the same resolver a run uses (~8 s the first time). When it
+ * cannot be had, the tests FAIL with the reason: they are never skipped.
  */
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaseSpec, EngineConfig } from '../../src/config/types.js';
-import { resolveEngineBinary } from '../../src/engine/resolve.js';
 import type { EngineContext, TranscriptTurn } from '../../src/engine/types.js';
 import { parseModelScript } from '../../src/model/script.js';
 import { startModelServer, type ModelServer } from '../../src/model/server.js';
@@ -21,7 +19,6 @@ import { buildClaudeArgs, buildClaudeEnv, claudeCodeAdapter, decideError, normal
 import { parseStreamJson } from './parse.js';
 
 const VERSION = '2.1.332';
-const TEST_CACHE = process.env.SKILL_UP_TEST_CACHE_DIR ?? join(tmpdir(), 'skill-up-test-cache');
 
 const SCRIPT = `
 rules:
@@ -144,24 +141,9 @@ function processesIn(dir: string, marker: string): number[] {
 
 describe('claude_code adapter (real binary, scripted model)', () => {
   beforeAll(async () => {
-    if (!process.env.SKILL_UP_CLAUDE_CODE_BIN) {
-      process.env.SKILL_UP_CACHE_DIR = TEST_CACHE;
-      try {
-        const r = await resolveEngineBinary({
-          npmPackage: '@anthropic-ai/claude-code',
-          bin: 'claude',
-          version: VERSION,
-          onProgress: (line) => console.log(line),
-        });
-        binPath = r.path;
-      } catch (e) {
-        throw new Error(
-          `cannot install @anthropic-ai/claude-code@${VERSION} for the engine tests (needs the npm registry, or set SKILL_UP_CLAUDE_CODE_BIN): ${(e as Error).message}`,
-        );
-      }
-    } else {
-      binPath = process.env.SKILL_UP_CLAUDE_CODE_BIN;
-    }
+    // The global set-up (test/setup/claude.ts) installs the pinned binary and sets this.
+    binPath = process.env.SKILL_UP_CLAUDE_CODE_BIN;
+    if (!binPath) throw new Error('SKILL_UP_CLAUDE_CODE_BIN is not set: run the tests through vitest.config.ts (its global set-up installs Claude Code)');
     server = await startModelServer({ script: parseModelScript(SCRIPT, 'adapter-test-script.yaml') });
     root = await mkdtemp(join(tmpdir(), 'skill-up-claude-test-'));
   }, 600_000);

@@ -15,7 +15,7 @@ import { describeFailure, readTail, runProcess, type ProcResult } from '../../sr
 import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
 import {
   EngineUnavailable,
-  zeroUsage,
+  blankTurn,
   type EngineAdapter,
   type EngineContext,
   type EngineError,
@@ -235,18 +235,7 @@ export const claudeCodeAdapter: EngineAdapter<ClaudePrepared> = {
    * `total_cost_usd` is cumulative over a resumed session).
    */
   async runTurn(ctx: EngineContext, prepared: ClaudePrepared, turn: TurnRequest): Promise<TranscriptTurn> {
-    const base: TranscriptTurn = {
-      index: turn.index,
-      prompt: turn.prompt,
-      finalText: '',
-      toolCalls: [],
-      skillActivations: [],
-      usage: zeroUsage(),
-      durationMs: 0,
-      sessionId: turn.sessionId,
-      exitCode: null,
-      rawFiles: [],
-    };
+    const base = blankTurn(turn, { sessionId: turn.sessionId });
     if (!prepared.bin) {
       return { ...base, error: { kind: 'missing', message: prepared.missing ?? 'claude executable not found' } };
     }

@@ -5,13 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { CustomEngineConfig } from '../../src/config/types.js';
-import {
-  type EngineAdapter,
-  type EngineContext,
-  type EngineError,
-  type TranscriptTurn,
-  zeroUsage,
-} from '../../src/engine/types.js';
+import { blankTurn, type EngineAdapter, type EngineContext, type EngineError, type TranscriptTurn } from '../../src/engine/types.js';
 import { describeFailure, readHead, readTail, runProcess } from '../../src/engine/proc.js';
 import { expandTemplate, TemplateError } from './template.js';
 import { parseSessionResult, SessionResultError, type SessionInput } from './session.js';
@@ -57,17 +51,7 @@ export function createCustomAdapter(cfg: CustomEngineConfig, skillRoot: string):
     },
     async runTurn(ctx, prep, turn) {
       const started = performance.now();
-      const base: TranscriptTurn = {
-        index: turn.index,
-        prompt: turn.prompt,
-        finalText: '',
-        toolCalls: [],
-        skillActivations: [],
-        usage: zeroUsage(),
-        durationMs: 0,
-        exitCode: null,
-        rawFiles: [],
-      };
+      const base = blankTurn(turn);
       const fail = (error: EngineError): TranscriptTurn => ({ ...base, error, durationMs: performance.now() - started });
       const timeoutMs = Math.min(turn.timeoutMs, cfg.timeoutSeconds ? cfg.timeoutSeconds * 1000 : Infinity);
       const input: SessionInput = {
@@ -83,9 +67,8 @@ export function createCustomAdapter(cfg: CustomEngineConfig, skillRoot: string):
       };
       const vars = { ...prep.vars, prompt: turn.prompt, session_id: turn.sessionId ?? '', timeout_seconds: String(input.timeout_seconds) };
       try {
-        return cfg.transport === 'http'
-          ? await runHttp(cfg, ctx, prep, vars, input, timeoutMs, base, started)
-          : await runLocal(cfg, ctx, prep, vars, input, timeoutMs, base, started);
+        const call: Call = { cfg, ctx, prep, vars, input, timeoutMs, base, started };
+        return cfg.transport === 'http' ? await runHttp(call) : await runLocal(call);
       } catch (e) {
         if (e instanceof TemplateError) return fail({ kind: 'crash', message: `engine.custom template: ${e.message}` });
         throw e;
@@ -109,20 +92,23 @@ function fromResult(text: string): Partial<TranscriptTurn> {
   };
 }
 
+/** One invocation's inputs, shared by both transports. */
+interface Call {
+  cfg: CustomEngineConfig;
+  ctx: EngineContext;
+  prep: Prepared;
+  vars: Record<string, string>;
+  input: SessionInput;
+  timeoutMs: number;
+  base: TranscriptTurn;
+  started: number;
+}
+
 function finish(base: TranscriptTurn, started: number, patch: Partial<TranscriptTurn>): TranscriptTurn {
   return { ...base, ...patch, durationMs: performance.now() - started };
 }
 
-async function runLocal(
-  cfg: CustomEngineConfig,
-  ctx: EngineContext,
-  prep: Prepared,
-  vars: Record<string, string>,
-  input: SessionInput,
-  timeoutMs: number,
-  base: TranscriptTurn,
-  started: number,
-): Promise<TranscriptTurn> {
+async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started }: Call): Promise<TranscriptTurn> {
   const local = cfg.local!;
   const inputRel = expandTemplate(local.inputFile ?? '.skill-up/session-input.json', vars, prep.env);
   const inputFile = resolve(ctx.workspace, inputRel);
@@ -170,16 +156,7 @@ async function runLocal(
   }
 }
 
-async function runHttp(
-  cfg: CustomEngineConfig,
-  ctx: EngineContext,
-  prep: Prepared,
-  vars: Record<string, string>,
-  input: SessionInput,
-  timeoutMs: number,
-  base: TranscriptTurn,
-  started: number,
-): Promise<TranscriptTurn> {
+async function runHttp({ cfg, ctx, prep, vars, input, timeoutMs, base, started }: Call): Promise<TranscriptTurn> {
   const http = cfg.http!;
   const url = expandTemplate(http.url, vars, prep.env);
   const headers: Record<string, string> = { 'content-type': 'application/json' };

@@ -5,7 +5,7 @@
 import type { EngineConfig, Suite } from '../config/types.js';
 import { createCustomAdapter } from '../../engines/custom/adapter.js';
 import { claudeCodeAdapter } from '../../engines/claude-code/adapter.js';
-import { type EngineAdapter, EngineUnavailable, zeroUsage } from './types.js';
+import { blankTurn, type EngineAdapter, EngineUnavailable } from './types.js';
 
 /** Engine names this build can run. */
 export const AVAILABLE_ENGINES = ['claude_code', 'custom'] as const;
@@ -36,18 +36,7 @@ export function unavailableAdapter(name: string, reason: string): EngineAdapter 
       return undefined;
     },
     async runTurn(_ctx, _p, turn) {
-      return {
-        index: turn.index,
-        prompt: turn.prompt,
-        finalText: '',
-        toolCalls: [],
-        skillActivations: [],
-        usage: zeroUsage(),
-        durationMs: 0,
-        exitCode: null,
-        rawFiles: [],
-        error: { kind: 'missing', message: reason },
-      };
+      return blankTurn(turn, { error: { kind: 'missing', message: reason } });
     },
   };
 }

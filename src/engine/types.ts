@@ -129,3 +129,19 @@ export class EngineUnavailable extends Error {}
 export function zeroUsage(): TokenUsage {
   return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 }
+
+/** A turn with nothing in it yet: adapters fill it in (or set `error`). */
+export function blankTurn(turn: Pick<TurnRequest, 'index' | 'prompt'>, extra: Partial<TranscriptTurn> = {}): TranscriptTurn {
+  return {
+    index: turn.index,
+    prompt: turn.prompt,
+    finalText: '',
+    toolCalls: [],
+    skillActivations: [],
+    usage: zeroUsage(),
+    durationMs: 0,
+    exitCode: null,
+    rawFiles: [],
+    ...extra,
+  };
+}
