@@ -6,6 +6,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    globalSetup: ['test/setup/claude.ts'],
+    globalSetup: ['test/setup/engines.ts'],
   },
 });

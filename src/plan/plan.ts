@@ -69,7 +69,9 @@ export function planJobs(suite: Suite, opts: PlanOptions = {}): Job[] {
     for (const engine of caseEngines) {
       for (let trial = 1; trial <= trials; trial++) {
         for (const variant of variants) {
-          const id = [c.id, multiEngine ? engine : undefined, variant, `run-${trial}`].filter(Boolean).join('/');
+          // With several engines, each gets its own tree (`<engine>/<case>/<variant>/run-k`),
+          // so every engine's folder keeps skill-creator's `<case>/<variant>/run-k` layout.
+          const id = [multiEngine ? engine : undefined, c.id, variant, `run-${trial}`].filter(Boolean).join('/');
           jobs.push({ id, index: jobs.length, case: c, engine, variant, trial });
         }
       }

@@ -32,6 +32,6 @@ describe('planJobs', () => {
   it('puts the engine in the job id when several engines run, and honours a case restriction', () => {
     const e2 = { name: 'codex', displayName: 'codex', model: {}, kwargs: {} };
     const s = makeSuite([makeCase('a'), makeCase('b', { engines: ['codex'] })], { engines: [makeSuite([]).engine, e2] });
-    expect(planJobs(s).map((j) => j.id)).toEqual(['a/custom/with_skill/run-1', 'a/codex/with_skill/run-1', 'b/codex/with_skill/run-1']);
+    expect(planJobs(s).map((j) => j.id)).toEqual(['custom/a/with_skill/run-1', 'codex/a/with_skill/run-1', 'codex/b/with_skill/run-1']);
   });
 });
