@@ -7,5 +7,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     globalSetup: ['test/setup/engines.ts'],
+    setupFiles: ['test/setup/tmp.ts'],
   },
 });

@@ -5,6 +5,7 @@
 //   core: 200 jobs of a custom engine that exits at once, parallelism 8 →
 //         harness overhead per job (job wall time minus engine time, median and p95)
 //         and the peak RSS of the skill-up process.
+//   reports: every report format of 10,000 synthetic job results: time per format, file sizes.
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,5 +132,91 @@ trials: ${TRIALS}
   rmSync(root, { recursive: true, force: true });
 }
 
+// reports: every report format (json, junit, markdown, benchmark, html) of 10,000 synthetic
+// job results (2 engines × 250 cases × 2 variants × 10 trials), written to a temp folder;
+// prints the time of each format and the size of each file (target: all under 3 s).
+async function benchReports() {
+  const { buildResultJson } = await import('../dist/src/report/result-json.js');
+  const { writeDocReports, REPORT_FORMATS } = await import('../dist/src/report/write.js');
+  const engines = ['claude_code', 'codex'];
+  const results = [];
+  let n = 0;
+  for (const engine of engines) {
+    for (let c = 0; c < 250; c++) {
+      for (let trial = 1; trial <= 10; trial++) {
+        for (const variant of ['with_skill', 'without_skill']) {
+          n++;
+          const status = n % 97 === 0 ? 'error' : (n * 7 + c) % (variant === 'with_skill' ? 10 : 3) === 0 ? 'fail' : 'pass';
+          const id = `${engine}/case-${c}/${variant}/run-${trial}`;
+          const assertions = Array.from({ length: 5 }, (_, i) => ({
+            text: `check ${i} of case ${c}: output_contains "thing ${i}"`,
+            passed: status === 'pass' || i < 3,
+            evidence: status === 'pass' || i < 3 ? `"thing ${i}" found at offset ${i * 17}` : `"thing ${i}" not found in the final message (${200 + i} chars): "${'lorem ipsum '.repeat(8)}"`,
+          }));
+          results.push({
+            id, caseId: `case-${c}`, engine, variant, trial, attempts: 1,
+            status, ...(status === 'error' ? { reason: 'engine error in turn 1: exited with code 1: connection reset' } : status === 'fail' ? { reason: 'judge rule_based: 2 rule(s) failed' } : {}),
+            startedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+            durationMs: 20_000 + (n % 1000) * 13, engineDurationMs: 18_000 + (n % 1000) * 12,
+            usage: { input: 12_000 + (n % 500), output: 800 + (n % 77), cacheRead: 30_000, cacheWrite: 1_000 },
+            costUsd: 0.01 * (1 + (n % 5)),
+            finalMessage: `Done. ${'I created the file and checked it. '.repeat(6)}`,
+            turns: [{
+              index: 1, prompt: `Please do task ${c} with care.`, status: status === 'error' ? 'error' : 'completed', finalText: 'Done.',
+              durationMs: 18_000, usage: { input: 12_000, output: 800, cacheRead: 30_000, cacheWrite: 1_000 },
+              toolCalls: [{ name: 'Skill', input: { skill: 'bench' } }, { name: 'Write', input: { path: `out-${c}.md`, content: 'x'.repeat(200) } }, { name: 'Bash', input: { command: 'ls' }, isError: n % 11 === 0 }],
+              skillActivations: variant === 'with_skill' ? [{ skill: 'bench', via: 'Skill tool' }] : [],
+            }],
+            skillsInstalled: variant === 'with_skill' ? ['bench'] : [], skillActivations: [],
+            assertions: status === 'error' ? [] : assertions, outputDir: id, artifacts: [`out-${c}.md`],
+          });
+        }
+      }
+    }
+  }
+  const meta = {
+    tool: { name: 'skill-up', version: 'bench' }, skill: { name: 'bench-skill', path: '/bench/bench-skill' }, evalFile: '/bench/bench-skill/evals/eval.yaml',
+    iteration: 1, startedAt: '2026-01-01T00:00:00.000Z', endedAt: '2026-01-01T03:00:00.000Z', durationMs: 10_800_000, interrupted: false, notRun: 0,
+    engines: engines.map((name) => ({ name, displayName: name, model: { provider: 'anthropic', name: 'claude-sonnet-4-5' }, kwargs: {} })),
+    options: {}, exitCode: 3,
+  };
+  const root = mkdtempSync(join(tmpdir(), 'skill-up-bench-reports-'));
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const doc = buildResultJson(meta, results);
+  const tDoc = performance.now() - t0;
+  const times = {};
+  const files = [];
+  for (const format of REPORT_FORMATS) {
+    const t = performance.now();
+    const { written, skipped } = await writeDocReports(root, doc, [format]);
+    times[format] = performance.now() - t;
+    for (const s of skipped) console.log(`  ${format}: not written: ${s.reason}`);
+    files.push(...written);
+  }
+  const total = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const { statSync, readdirSync } = await import('node:fs');
+  let perRun = 0;
+  let perRunBytes = 0;
+  const walk = (d) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name === 'grading.json' || e.name === 'eval_metadata.json') { perRun++; perRunBytes += statSync(p).size; }
+    }
+  };
+  walk(root);
+  const kb = (b) => `${(b / 1024).toFixed(0)} KB`;
+  console.log(`\n== reports: ${results.length} synthetic jobs (2 engines × 250 cases × 2 variants × 10 trials) ==`);
+  console.log(`build result.json document    ${tDoc.toFixed(0)} ms (summarise included)`);
+  for (const f of REPORT_FORMATS) console.log(`${f.padEnd(30)}${times[f].toFixed(0)} ms`);
+  console.log(`all reports                   ${(total / 1000).toFixed(2)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s CPU  (target < 3 s; load average now ${(await import('node:os')).loadavg()[0].toFixed(1)})`);
+  for (const f of files) console.log(`  ${f.slice(root.length + 1).padEnd(40)} ${kb(statSync(f).size)}`);
+  console.log(`  per-run grading.json + eval_metadata.json: ${perRun} files, ${kb(perRunBytes)}`);
+  rmSync(root, { recursive: true, force: true });
+}
+
 await benchCore();
 if (!process.env.BENCH_SKIP_CLAUDE) await benchClaude();
+if (!process.env.BENCH_SKIP_REPORTS) await benchReports();

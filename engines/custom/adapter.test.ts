@@ -110,7 +110,7 @@ describe('custom engine, local transport', () => {
     const adapter = createCustomAdapter({ transport: 'local', responseFormat: 'text', conversationMode: 'batch', env: {}, kwargs: {}, local: { command: './no/such/agent', args: [] } }, root);
     const t = await adapter.runTurn(ctx, await adapter.prepare(ctx), turn('x'));
     expect(t.error?.kind).toBe('missing');
-    expect(t.error?.message).toContain('ENOENT');
+    expect(t.error?.message).toContain('command not found');
   });
 
   it('treats output that is not a SessionResult as a protocol error naming the problem', async () => {
@@ -186,5 +186,29 @@ describe('expandTemplate', () => {
   it('throws on ${VAR?message} when unset and on unknown kwargs', () => {
     expect(() => expandTemplate('${TOKEN?set TOKEN first}', {}, {})).toThrow(new TemplateError('${TOKEN}: set TOKEN first'));
     expect(() => expandTemplate('${kwargs.nope}', {}, {})).toThrow(TemplateError);
+  });
+});
+
+describe('output caps', () => {
+  it('keeps at most 32 MiB of a stream on disk while draining and counting all of it', async () => {
+    const { root, ctx } = setup({ transport: 'local' });
+    const agent = script(root, 'flood.sh', 'head -c 104857600 /dev/zero | tr "\\0" "y"');
+    const adapter = createCustomAdapter({ transport: 'local', responseFormat: 'text', conversationMode: 'batch', env: {}, kwargs: {}, local: { command: agent, args: [] } }, root);
+    const t = await adapter.runTurn(ctx, await adapter.prepare(ctx), turn('x', 60_000));
+    expect(t.error).toBeUndefined();
+    expect(t.finalText).toContain('[skill-up: output truncated at 16777216 of 104857600 bytes]');
+    const { statSync } = await import('node:fs');
+    expect(statSync(join(ctx.outputDir, 'outputs/turn-1.stdout.txt')).size).toBe(32 * 1024 * 1024);
+  });
+
+  it('names a command that is not found or not executable', async () => {
+    const { root, ctx } = setup({ transport: 'local' });
+    writeFileSync(join(root, 'noexec.sh'), 'echo hi\n');
+    for (const [command, want] of [['nodez', 'command not found: nodez'], [join(root, 'noexec.sh'), 'is not executable (chmod +x']] as const) {
+      const a = createCustomAdapter({ transport: 'local', responseFormat: 'text', conversationMode: 'batch', env: {}, kwargs: {}, local: { command, args: [] } }, root);
+      const t = await a.runTurn(ctx, await a.prepare(ctx), turn('x'));
+      expect(t.error?.kind).toBe('missing');
+      expect(t.error?.message).toContain(want);
+    }
   });
 });

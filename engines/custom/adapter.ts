@@ -140,12 +140,13 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
       return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'crash', message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000)) } });
     }
     const out = await readHead(stdoutFile, MAX_OUTPUT_BYTES);
-    const finalText = out.truncated ? `${out.text}\n[skill-up: output truncated at ${MAX_OUTPUT_BYTES} of ${out.size} bytes]` : out.text;
+    const finalText = out.truncated ? `${out.text}\n[skill-up: output truncated at ${MAX_OUTPUT_BYTES} of ${r.stdoutBytes} bytes]` : out.text;
     return finish(base, started, { rawFiles, exitCode: 0, finalText: finalText.trimEnd() });
   }
   const out = await readHead(outputFile ?? stdoutFile, MAX_OUTPUT_BYTES);
   if (out.truncated) {
-    return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'protocol', message: `SessionResult larger than ${MAX_OUTPUT_BYTES} bytes (${out.size})` } });
+    const size = outputFile ? out.size : r.stdoutBytes;
+    return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'protocol', message: `SessionResult larger than ${MAX_OUTPUT_BYTES} bytes (${size})` } });
   }
   try {
     return finish(base, started, { rawFiles, ...fromResult(out.text) });

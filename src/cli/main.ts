@@ -2,8 +2,10 @@
  * skill-up's entry point: dispatches sub-commands and turns every expected failure into one
  * clear message and an exit code (2 for bad input, 3 for infrastructure), never a stack trace.
  */
+import { closest, distance } from 'fastest-levenshtein';
 import { ConfigError } from '../config/diagnostics.js';
 import { PlanError } from '../plan/plan.js';
+import { OutputDirError } from '../run/output.js';
 import { UsageError } from './args.js';
 import { printDiagnostics } from './diagnostics.js';
 import { VERSION } from './version.js';
@@ -13,9 +15,11 @@ const HELP = `skill-up ${VERSION}: does an Agent Skill make coding agents better
 Usage: skill-up <command> [options]
 
 Commands:
-  run [path]          run a skill's eval suite and write result.json, report.xml
+  run [path]          run a skill's eval suite and write result.json, report.xml, summary.md, benchmark.json
   validate [path]     check eval.yaml, case files and SKILL.md; report every problem
   list-cases [path]   list the suite's cases
+  report <result.json>           regenerate reports (junit, markdown, benchmark, html) from a saved run
+  import <evals.json>            convert Anthropic skill-creator evals.json into eval.yaml + cases
   engines <list|install|check>   the agent CLIs skill-up can drive, and its engine cache
   model-server --script FILE     serve a scripted model (Anthropic API) for any engine
 
@@ -24,6 +28,8 @@ Run \`skill-up <command> --help\` for a command's options and examples.
 Examples:
   skill-up run examples/greeting-files --trials 3 --baseline
   skill-up validate path/to/my-skill
+  skill-up report my-skill-workspace/iteration-1/result.json --format markdown
+  skill-up import my-skill/evals/evals.json
 `;
 
 // Each command's modules load only when it runs: a smaller process starts faster and forks
@@ -32,6 +38,8 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   run: async (argv) => (await import('./run.js')).runCommand(argv),
   validate: async (argv) => (await import('./validate.js')).validateCommand(argv),
   'list-cases': async (argv) => (await import('./validate.js')).listCasesCommand(argv),
+  report: async (argv) => (await import('./report.js')).reportCommand(argv),
+  import: async (argv) => (await import('./import.js')).importCommand(argv),
   engines: async (argv) => (await import('../engine/engines-command.js')).runEnginesCommand(argv),
   'model-server': async (argv) => (await import('../model/index.js')).runModelServerCommand(argv),
 };
@@ -49,7 +57,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const handler = COMMANDS[cmd];
   if (!handler) {
-    process.stderr.write(`skill-up: unknown command \`${cmd}\` (commands: ${Object.keys(COMMANDS).join(', ')}; see skill-up --help)\n`);
+    const near = closest(cmd, Object.keys(COMMANDS));
+    const hint = distance(cmd, near) <= 2 ? ` did you mean \`${near}\`?` : '';
+    process.stderr.write(`skill-up: unknown command \`${cmd}\`${hint ? `;${hint}` : ''} (commands: ${Object.keys(COMMANDS).join(', ')}; see skill-up --help)\n`);
     return 2;
   }
   try {
@@ -59,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
       printDiagnostics(e.diagnostics);
       return 2;
     }
-    if (e instanceof UsageError || e instanceof PlanError) {
+    if (e instanceof UsageError || e instanceof PlanError || e instanceof OutputDirError) {
       process.stderr.write(`skill-up ${cmd}: ${e.message} (see skill-up ${cmd} --help)\n`);
       return 2;
     }

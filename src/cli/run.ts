@@ -2,13 +2,15 @@
  * `skill-up run [path]`: load → plan → run → grade → report, with a live progress display,
  * a crash-safe journal, and Ctrl-C handling that stops the engines and still writes reports.
  */
-import { basename, resolve } from 'node:path';
+import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { loadSuite } from '../config/load.js';
 import type { Suite } from '../config/types.js';
 import { getAdapter, unavailableAdapter } from '../engine/registry.js';
 import { EngineUnavailable, type EngineAdapter } from '../engine/types.js';
+import { killAllGroups } from '../engine/proc.js';
 import { planJobs, type Job } from '../plan/plan.js';
 import { writeReports } from '../report/write.js';
+import type { ReportFormat } from '../config/types.js';
 import { lintSkill } from '../skill/lint.js';
 import { planSkillInstall, SkillInstallError } from '../skill/install.js';
 import { ConfigError } from '../config/diagnostics.js';
@@ -19,7 +21,8 @@ import { createProgress } from '../run/progress.js';
 import { executeJobs } from '../run/run.js';
 import { loadScripts, startScriptedModel } from '../run/model.js';
 import type { JobResult } from '../run/types.js';
-import { wilson } from '../stats/index.js';
+import { summarise, type Uplift } from '../stats/index.js';
+import { trialsOf } from '../report/result-json.js';
 import { intFlag, listFlag, parse, UsageError } from './args.js';
 import { printWarnings } from './diagnostics.js';
 import { VERSION } from './version.js';
@@ -41,16 +44,23 @@ Options:
   --output-dir <dir>       root of iteration-N folders (default: <skill>-workspace beside the skill)
   --keep-workspaces        keep each job's workspace folder for inspection
   --dry-run                print the plan and exit
+  --auto                   without an eval.yaml, run the skill's Anthropic evals/evals.json,
+                           converted in memory (nothing written; see skill-up import)
   -h, --help               show this help
 
+Reports: result.json and summary.md always; report.xml and the others in report.formats;
+benchmark.json, benchmark.md and per-run grading.json (Anthropic skill-creator files)
+when \`benchmark\` is in report.formats or the run has both variants.
+
 Exit codes: 0 every with_skill job passed, 1 some failed, 2 config or usage error,
-3 an engine or the harness broke (error), 130 interrupted.
+3 an engine or the harness broke (error), 130 interrupted by Ctrl-C (143 by SIGTERM).
 
 Examples:
   skill-up run                                  # the skill around the current folder
   skill-up run examples/greeting-files --trials 3 --baseline
   skill-up run path/to/evals/eval.yaml --case 'greet-*' --parallelism 4
   skill-up run --tag smoke --dry-run
+  skill-up run --auto path/to/skill-with-evals-json
 `;
 
 const OPTIONS = {
@@ -64,6 +74,7 @@ const OPTIONS = {
   'output-dir': { type: 'string' },
   'keep-workspaces': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
+  auto: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -77,7 +88,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (positionals.length > 1) throw new UsageError(`run takes one path, got ${positionals.length}: ${positionals.join(' ')}`);
   const trials = intFlag('trials', values.trials, 1, 1000);
   const parallelismFlag = intFlag('parallelism', values.parallelism, 1, 256);
-  const { suite, warnings } = await loadSuite(positionals[0], { cwd: process.cwd() });
+  const { suite, warnings } = await loadForRun(positionals[0], Boolean(values.auto));
   printWarnings(warnings);
   const engineNames = listFlag(values.engine as string[] | undefined);
   applyEngineOverride(suite, engineNames);
@@ -94,11 +105,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     printPlan(suite, jobs, parallelism);
     return 0;
   }
-  for (const f of suite.report.formats) {
-    if (f !== 'json' && f !== 'junit') process.stderr.write(`warning: report format \`${f}\` is not available in this version; writing json and junit\n`);
-  }
-  const skills = await resolveSkills(suite);
-  const skillName = skills[0]?.name ?? basename(suite.skillDir);
+  const skillName = (await lintSkill(suite.skillDir)).name ?? basename(suite.skillDir);
+  const outputRoot = values['output-dir'] ? resolve(values['output-dir']) : defaultOutputRoot(suite.skillDir, skillName);
+  const skills = await resolveSkills(suite, outputRoot);
   const adapters = new Map<string, EngineAdapter>();
   const versions = new Map<string, string | undefined>();
   for (const e of suite.engines) {
@@ -112,7 +121,6 @@ export async function runCommand(argv: string[]): Promise<number> {
       adapters.set(e.name, unavailableAdapter(e.name, err.message));
     }
   }
-  const outputRoot = values['output-dir'] ? resolve(values['output-dir']) : defaultOutputRoot(suite.skillDir, skillName);
   const { dir, iteration } = await createIterationDir(outputRoot);
   const startedAt = new Date();
   const journal = await Journal.create(`${dir}/journal.jsonl`, { type: 'run', startedAt: startedAt.toISOString(), evalFile: suite.evalFile, jobs: jobs.length });
@@ -120,10 +128,16 @@ export async function runCommand(argv: string[]): Promise<number> {
 
   const abort = new AbortController();
   let interrupts = 0;
+  let stoppedBy: NodeJS.Signals | undefined;
   const onSignal = (sig: NodeJS.Signals) => {
     interrupts++;
-    if (interrupts > 1) process.exit(130);
-    process.stderr.write(`\n${sig}: stopping running engines and writing reports for finished jobs (press Ctrl-C again to quit at once)\n`);
+    stoppedBy ??= sig;
+    if (interrupts > 1) {
+      killAllGroups();
+      process.exit(sig === 'SIGTERM' ? 143 : 130);
+    }
+    const again = sig === 'SIGINT' ? ' (press Ctrl-C again to quit at once)' : '';
+    process.stderr.write(`\n${sig}: stopping running engines and writing reports for finished jobs${again}\n`);
     abort.abort();
   };
   process.on('SIGINT', onSignal);
@@ -158,9 +172,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     await journal.flush();
   }
   const interrupted = abort.signal.aborted;
-  const exitCode = interrupted ? 130 : exitCodeOf(results);
+  // 128 + the signal's number, as shells report it: 130 for SIGINT, 143 for SIGTERM.
+  const exitCode = interrupted ? (stoppedBy === 'SIGTERM' ? 143 : 130) : exitCodeOf(results);
   const endedAt = new Date();
-  const written = await writeReports(
+  const { written, skipped } = await writeReports(
     dir,
     {
       tool: { name: 'skill-up', version: VERSION },
@@ -177,11 +192,43 @@ export async function runCommand(argv: string[]): Promise<number> {
       exitCode,
     },
     results,
-    suite.report.formats,
+    reportFormats(suite.report.formats, results),
   );
-  printSummary(results, jobs.length);
+  printSummary(results, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])));
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
+  if (values['keep-workspaces']) process.stdout.write(`kept ${results.filter((r) => r.workspace).length} workspace(s); each job's path is \`workspace\` in result.json\n`);
+  for (const s of skipped) process.stderr.write(`warning: report format \`${s.format}\` not written: ${s.reason}\n`);
   return exitCode;
+}
+
+/**
+ * The suite to run: `loadSuite` as usual; with `--auto`, a skill that has no eval.yaml but an
+ * Anthropic `evals/evals.json` runs that file, converted in memory.
+ */
+async function loadForRun(target: string | undefined, auto: boolean) {
+  if (!auto) return loadSuite(target, { cwd: process.cwd() });
+  const { resolveAutoTarget, loadEvalsJsonSuite } = await import('../import/auto.js');
+  const found = resolveAutoTarget(target, process.cwd());
+  if (found.kind === 'yaml') return loadSuite(found.target, { cwd: process.cwd() });
+  const loaded = await loadEvalsJsonSuite(found.file);
+  const judged = loaded.suite.cases.filter((c) => c.judges.some((j) => j.type === 'agent_judge')).length;
+  process.stderr.write(
+    `--auto: no eval.yaml; running ${found.file} (Anthropic evals.json, converted in memory: ${loaded.suite.cases.length} case(s)` +
+      `${judged ? `, ${judged} with agent_judge criteria, graded \`error\` by this version` : ''}; \`skill-up import\` writes it as eval.yaml)\n`,
+  );
+  return loaded;
+}
+
+/**
+ * Formats a run writes: the suite's, plus `markdown` (summary.md) always, plus `benchmark`
+ * when the run has both variants (a with/without comparison is what benchmark.json is for).
+ */
+export function reportFormats(configured: ReportFormat[], results: JobResult[]): ReportFormat[] {
+  const out = new Set<ReportFormat>(configured);
+  out.add('markdown');
+  const variants = new Set(results.map((r) => r.variant));
+  if (variants.has('with_skill') && variants.has('without_skill')) out.add('benchmark');
+  return [...out];
 }
 
 /** `--engine a,b` replaces the suite's engines; names must be among the suite's (or its base engine renamed). */
@@ -194,18 +241,22 @@ function applyEngineOverride(suite: Suite, names: string[]): void {
     const found = known.get(n) ?? known.get(canonical);
     if (found) return found;
     if (suite.engine.name === 'custom') throw new UsageError(`--engine ${n}: this suite defines a custom engine \`${suite.engine.displayName}\`; other engines need their own engine block`);
-    return { ...suite.engine, name: canonical, displayName: n, custom: undefined };
+    // Another engine keeps the model settings but not the pin, which names the suite engine's version.
+    return { ...suite.engine, name: canonical, displayName: n, version: undefined, custom: undefined };
   });
   suite.engine = suite.engines[0]!;
 }
 
 /** Names each skill and checks its file selection once for the whole run. @throws ConfigError */
-async function resolveSkills(suite: Suite): Promise<ResolvedSkill[]> {
+async function resolveSkills(suite: Suite, outputRoot: string): Promise<ResolvedSkill[]> {
   const out: ResolvedSkill[] = [];
   for (const s of suite.skills) {
     const info = await lintSkill(s.path);
+    // An output folder inside the skill must never be installed: the agent would read past gradings.
+    const inside = relative(s.path, outputRoot);
+    const exclude = inside && !inside.startsWith('..') && !isAbsolute(inside) ? [...s.exclude, `${inside}/**`] : s.exclude;
     try {
-      const plan = await planSkillInstall({ skillDir: s.path, include: s.include, exclude: s.exclude });
+      const plan = await planSkillInstall({ skillDir: s.path, include: s.include, exclude });
       out.push({ name: s.target ?? info.name ?? basename(s.path), plan });
     } catch (e) {
       if (!(e instanceof SkillInstallError)) throw e;
@@ -240,31 +291,38 @@ function pct(x: number): string {
   return `${(x * 100).toFixed(0)}%`;
 }
 
-/** Prints pass rates with Wilson 95% intervals per engine and variant, and the uplift. */
-function printSummary(results: JobResult[], planned: number): void {
+const VERDICT: Record<Uplift['verdict'], string> = {
+  improves: 'the skill improves results',
+  regresses: 'the skill makes results worse',
+  no_difference: 'no significant difference',
+  underpowered: 'too few cases differ to tell (underpowered: fewer than 5)',
+};
+
+/**
+ * Prints, per engine and variant, the pass rate with its Wilson 95% interval (pooled trials),
+ * then per engine the uplift with the sign test's verdict over cases (stats/summarise.ts).
+ */
+function printSummary(results: JobResult[], planned: number, names: Map<string, string>): void {
   const out = process.stdout;
-  const groups = new Map<string, JobResult[]>();
-  for (const r of results) groups.set(`${r.engine}\t${r.variant}`, [...(groups.get(`${r.engine}\t${r.variant}`) ?? []), r]);
-  const rates = new Map<string, number>();
+  const stats = summarise(trialsOf(results));
   out.write('\n');
-  for (const [key, rs] of groups) {
-    const [engine, variant] = key.split('\t');
-    const passed = rs.filter((r) => r.status === 'pass').length;
-    const failed = rs.filter((r) => r.status === 'fail').length;
-    const errors = rs.filter((r) => r.status === 'error').length;
-    const graded = passed + failed;
-    const ci = wilson(passed, graded);
-    if (graded) rates.set(key, passed / graded);
-    const rate = graded ? `${pct(passed / graded)} [95% CI ${pct(ci.low)}–${pct(ci.high)}]` : 'n/a';
-    out.write(`${engine} ${variant}: ${passed}/${graded} passed ${rate}${errors ? `, ${errors} error(s)` : ''}\n`);
+  for (const v of stats.variants) {
+    const graded = v.passed + v.failed;
+    const rate = graded ? `${pct(v.passed / graded)} [95% CI ${pct(v.wilson.low)}–${pct(v.wilson.high)}]` : 'n/a (no graded trial)';
+    const extra = [v.errors ? `${v.errors} error(s)` : '', v.skipped ? `${v.skipped} skipped` : ''].filter(Boolean).join(', ');
+    out.write(`${names.get(v.engine) ?? v.engine} ${v.variant}: ${v.passed}/${graded} passed ${rate}${extra ? `, ${extra}` : ''}\n`);
   }
-  for (const engine of new Set(results.map((r) => r.engine))) {
-    const w = rates.get(`${engine}\twith_skill`);
-    const wo = rates.get(`${engine}\twithout_skill`);
-    if (w !== undefined && wo !== undefined) {
-      const d = (w - wo) * 100;
-      out.write(`${engine} uplift: ${d >= 0 ? '+' : ''}${d.toFixed(0)} points (with_skill ${pct(w)} vs without_skill ${pct(wo)})\n`);
+  for (const u of stats.uplift) {
+    const name = names.get(u.engine) ?? u.engine;
+    if (u.passRateDelta === null) {
+      out.write(`${name} uplift: n/a (no case has graded trials in both variants)\n`);
+      continue;
     }
+    const d = u.passRateDelta * 100;
+    out.write(
+      `${name} uplift: ${d >= 0 ? '+' : ''}${d.toFixed(0)} points over ${u.perCase.length} case(s) ` +
+        `(${u.wins} better, ${u.ties} same, ${u.losses} worse; sign test p=${u.signTestP.toPrecision(2)}: ${VERDICT[u.verdict]})\n`,
+    );
   }
   if (results.length < planned) out.write(`${planned - results.length} job(s) not run (interrupted)\n`);
 }

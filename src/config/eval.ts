@@ -54,7 +54,7 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
     benchmark: { enabled: root.get('benchmark').get('enabled').bool() ?? false },
     trials: topTrials,
     report: {
-      formats: root.get('report').has('formats') ? (root.get('report').get('formats').strings() as ReportFormat[]) : ['json', 'junit'],
+      formats: root.get('report').has('formats') ? (root.get('report').get('formats').strings() as ReportFormat[]) : ['json', 'junit', 'html'],
       artifacts: root.get('report').get('artifacts').strings(),
     },
   };

@@ -1,12 +1,12 @@
 /**
  * Runs an engine process the way every adapter needs: its own process group (so a timeout
  * or Ctrl-C kills the whole tree, including children it left in the background), stdout and
- * stderr written straight to files by the kernel (always fully drained, whatever the size,
- * at no cost to the harness), and a bounded read-back for parsing.
+ * stderr always fully drained into files capped in size, and a bounded read-back for parsing.
  */
-import { closeSync, openSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { execa } from 'execa';
+import type { Readable } from 'node:stream';
 
 /** Options for `runProcess`. */
 export interface ProcOptions {
@@ -39,6 +39,17 @@ export interface ProcResult {
   startError?: string;
   /** Wall time from spawn to exit, ms. */
   durationMs: number;
+  /** Bytes the process wrote to stdout and stderr (files keep at most MAX_STREAM_BYTES of each). */
+  stdoutBytes: number;
+  stderrBytes: number;
+}
+
+/** Process groups of engine processes running now (so a hard exit can still kill them). */
+const liveGroups = new Set<number>();
+
+/** Sends SIGKILL to every engine process group still running (used before a forced exit). */
+export function killAllGroups(): void {
+  for (const pid of liveGroups) killGroup(pid, 'SIGKILL');
 }
 
 /** Kills a whole process group; silently ignores a group that is already gone. */
@@ -51,35 +62,64 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void
   }
 }
 
+/** Most bytes of each stream kept on disk per process (32 MiB); the rest is drained and counted. */
+export const MAX_STREAM_BYTES = 32 * 1024 * 1024;
+
+/** After the process exits, how long its pipes may stay open (held by an escaped child). */
+const PIPE_DRAIN_MS = 2000;
+
+/** Writes a stream to a file up to a cap, then keeps reading (so the writer never blocks) and counts. */
+function captureTo(stream: Readable, file: string, cap: number): { done: Promise<number>; stop(): void } {
+  const out = createWriteStream(file);
+  let total = 0;
+  stream.on('data', (chunk: Buffer) => {
+    if (total < cap) out.write(total + chunk.length <= cap ? chunk : chunk.subarray(0, cap - total));
+    total += chunk.length;
+  });
+  const ended = new Promise<void>((res) => {
+    stream.once('close', res);
+    stream.once('error', () => res());
+  });
+  const done = ended.then(
+    () =>
+      new Promise<number>((res) => {
+        out.end(() => res(total));
+        out.once('error', () => res(total));
+      }),
+  );
+  return { done, stop: () => stream.destroy() };
+}
+
 /**
  * Spawns `file args` in a new process group and waits for it to end. Never throws for the
- * child's own failures: they are reported in the result. After the main process ends, the
- * group is swept with SIGKILL so no background child outlives its job.
+ * child's own failures: they are reported in the result. stdout and stderr are always fully
+ * drained; at most `MAX_STREAM_BYTES` of each reach the files, and the totals are reported.
+ * After the main process ends, its group is swept with SIGKILL so no background child
+ * outlives its job (and a pipe it held is closed).
+ *
+ * node:child_process is used directly (not execa) because the job must end when the process
+ * exits, not when every holder of its pipes has let go, and because the output is capped.
  */
 export async function runProcess(file: string, args: string[], opts: ProcOptions): Promise<ProcResult> {
   const started = performance.now();
   if (opts.signal?.aborted) {
-    return { exitCode: null, timedOut: false, cancelled: true, durationMs: 0 };
+    return { exitCode: null, timedOut: false, cancelled: true, durationMs: 0, stdoutBytes: 0, stderrBytes: 0 };
   }
-  // Raw file descriptors: the kernel writes the child's output straight to disk, so it is
-  // always drained, costs the harness nothing, and a background child holding the fd open
-  // cannot delay the end of the job.
-  const outFd = openSync(opts.stdoutFile, 'w');
-  const errFd = openSync(opts.stderrFile, 'w');
-  const child = execa(file, args, {
+  const child = spawn(file, args, {
     cwd: opts.cwd,
     env: opts.env,
-    extendEnv: false,
     detached: true,
-    reject: false,
-    ...(opts.input === undefined ? { stdin: 'ignore' as const } : { input: opts.input }),
-    // execa accepts any file descriptor at run time; its types list only the literals 3–9.
-    stdout: outFd as 3,
-    stderr: errFd as 3,
-    cleanup: true,
-    buffer: false,
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  const startFailed = new Promise<Error>((res) => child.once('error', res));
+  const out = captureTo(child.stdout!, opts.stdoutFile, MAX_STREAM_BYTES);
+  const err = captureTo(child.stderr!, opts.stderrFile, MAX_STREAM_BYTES);
+  if (opts.input !== undefined) {
+    child.stdin!.on('error', () => undefined); // the engine may exit without reading it
+    child.stdin!.end(opts.input);
+  }
   const pid = child.pid;
+  if (pid) liveGroups.add(pid);
   let timedOut = false;
   let cancelled = false;
   const grace = opts.killGraceMs ?? 2000;
@@ -99,24 +139,43 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
     terminate();
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-  const result = await child;
-  closeSync(outFd);
-  closeSync(errFd);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    child.once('exit', (code, signal) => res({ code, signal })),
+  );
+  const ended = await Promise.race([exited, startFailed]);
   clearTimeout(timer);
   clearTimeout(hardKill);
   opts.signal?.removeEventListener('abort', onAbort);
   killGroup(pid, 'SIGKILL');
+  if (pid) liveGroups.delete(pid);
   const durationMs = performance.now() - started;
-  if (pid === undefined || (result.failed && result.exitCode === undefined && !result.signal && !timedOut && !cancelled)) {
-    return { exitCode: null, timedOut, cancelled, startError: result.shortMessage ?? result.message, durationMs };
+  // A child that escaped the group may still hold the pipes: give them a moment, then let go.
+  const drainTimer = setTimeout(() => {
+    out.stop();
+    err.stop();
+  }, PIPE_DRAIN_MS);
+  const [stdoutBytes, stderrBytes] = await Promise.all([out.done, err.done]);
+  clearTimeout(drainTimer);
+  if (ended instanceof Error) {
+    return { exitCode: null, timedOut, cancelled, startError: describeStartError(ended, file), durationMs, stdoutBytes, stderrBytes };
   }
   return {
-    exitCode: timedOut || cancelled ? null : (result.exitCode ?? null),
-    signal: result.signal ?? undefined,
+    exitCode: timedOut || cancelled ? null : ended.code,
+    signal: ended.signal ?? undefined,
     timedOut,
     cancelled: cancelled && !timedOut,
     durationMs,
+    stdoutBytes,
+    stderrBytes,
   };
+}
+
+/** A spawn failure in words a user can act on. */
+function describeStartError(e: Error, file: string): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return `command not found: ${file} (not on PATH; a relative path with a slash is resolved against the skill folder)`;
+  if (code === 'EACCES') return `permission denied: ${file} is not executable (chmod +x ${file})`;
+  return `${file}: ${e.message}`;
 }
 
 /** The beginning of a file, decoded as UTF-8, at most `maxBytes`. Missing file = empty. */
@@ -161,7 +220,7 @@ export async function readTail(file: string, maxBytes: number): Promise<string> 
 export function describeFailure(r: ProcResult, timeoutMs: number, stderrTail: string): string {
   const tail = stderrTail.trim().split('\n').slice(-5).join('\n');
   const suffix = tail ? `: ${tail}` : '';
-  if (r.startError) return `could not start: ${r.startError}`;
+  if (r.startError) return r.startError;
   if (r.timedOut) return `timed out after ${(timeoutMs / 1000).toFixed(1)} s (process group killed)`;
   if (r.cancelled) return 'cancelled (process group killed)';
   if (r.signal) return `killed by ${r.signal}${suffix}`;

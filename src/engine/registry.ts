@@ -5,10 +5,14 @@
 import type { EngineConfig, Suite } from '../config/types.js';
 import { createCustomAdapter } from '../../engines/custom/adapter.js';
 import { claudeCodeAdapter } from '../../engines/claude-code/adapter.js';
+import { codexAdapter } from '../../engines/codex/adapter.js';
+import { geminiCliAdapter } from '../../engines/gemini-cli/adapter.js';
+import { opencodeAdapter } from '../../engines/opencode/adapter.js';
+import { qwenCodeAdapter } from '../../engines/qwen-code/adapter.js';
 import { blankTurn, type EngineAdapter, EngineUnavailable } from './types.js';
 
 /** Engine names this build can run. */
-export const AVAILABLE_ENGINES = ['claude_code', 'custom'] as const;
+export const AVAILABLE_ENGINES = ['claude_code', 'codex', 'opencode', 'gemini_cli', 'qwen_code', 'custom'] as const;
 
 /**
  * Returns the adapter for `engine`.
@@ -20,6 +24,10 @@ export async function getAdapter(engine: EngineConfig, suite: Suite): Promise<En
     return createCustomAdapter(engine.custom, suite.skillDir);
   }
   if (engine.name === 'claude_code') return claudeCodeAdapter as EngineAdapter;
+  if (engine.name === 'codex') return codexAdapter as EngineAdapter;
+  if (engine.name === 'opencode') return opencodeAdapter as EngineAdapter;
+  if (engine.name === 'qwen_code') return qwenCodeAdapter as EngineAdapter;
+  if (engine.name === 'gemini_cli') return geminiCliAdapter as EngineAdapter;
   throw new EngineUnavailable(`engine \`${engine.name}\` is not available in this version of skill-up (available: ${AVAILABLE_ENGINES.join(', ')})`);
 }
 

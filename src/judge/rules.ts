@@ -237,13 +237,15 @@ async function filesCheck(workspace: string, paths: string[], wantExist: boolean
 type LocatedCall = { turn: number; call: ToolCall };
 
 const sameName = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+/** A rule's tool `name` may list alternatives as `Write|write_file|write`: engines name the same tool differently. */
+const toolNameMatches = (actual: string, spec: string) => spec.split('|').some((n) => sameName(actual, n.trim()));
 
 function calledList(calls: LocatedCall[]): string {
   return `tools called: ${nameList(calls.map((c) => c.call.name))}`;
 }
 
 function toolCalled(calls: LocatedCall[], name: string, args: Record<string, unknown> | undefined, scope: string): Check {
-  const named = calls.filter((c) => sameName(c.call.name, name));
+  const named = calls.filter((c) => toolNameMatches(c.call.name, name));
   if (named.length === 0) return { holds: false, evidence: `${name} was not called ${scope}; ${calledList(calls)}` };
   if (!hasArgs(args)) {
     return {
@@ -272,7 +274,7 @@ function toolCalled(calls: LocatedCall[], name: string, args: Record<string, unk
 }
 
 function toolNotCalled(calls: LocatedCall[], name: string, scope: string): Check {
-  const named = calls.filter((c) => sameName(c.call.name, name));
+  const named = calls.filter((c) => toolNameMatches(c.call.name, name));
   if (named.length === 0) return { holds: true, evidence: `${name} was not called ${scope}; ${calledList(calls)}` };
   const turns = [...new Set(named.map((c) => c.turn))].join(', ');
   return {

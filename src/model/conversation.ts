@@ -238,3 +238,32 @@ export function findCwd(texts: string[]): string | undefined {
   }
   return undefined;
 }
+
+// ───────────────────────────── skill files ─────────────────────────────
+
+/**
+ * Skill name → SKILL.md path, from Codex's `<skills_instructions>` listing: entries
+ * `- name: description (file: r1/name/SKILL.md)` with the short path expanded through the
+ * `### Skill roots` table (`` - `r1` = `/abs/.agents/skills` ``); a path that names no root is
+ * kept as written. Source: ../shared/engines/samples/codex/skills-instructions-developer-message.txt.
+ * Listings without paths (Claude, `<available_skills>`) contribute nothing.
+ */
+export function skillFilesOf(texts: string[]): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const text of texts) {
+    for (const block of text.match(/<skills_instructions>[\s\S]*?(<\/skills_instructions>|$)/g) ?? []) {
+      const roots = new Map<string, string>();
+      for (const m of block.matchAll(/^- `([^`]+)` = `([^`]+)`\s*$/gm)) roots.set(m[1]!, m[2]!);
+      const sec = /###\s*Available skills\s*\n([\s\S]*?)(\n###|$)/.exec(block);
+      for (const line of (sec?.[1] ?? '').split('\n')) {
+        const name = DASH_ENTRY.exec(line)?.[1];
+        const file = /\(file: ([^()]+)\)\s*$/.exec(line)?.[1]?.trim();
+        if (!name || !file || name in files) continue;
+        const slash = file.indexOf('/');
+        const root = slash > 0 ? roots.get(file.slice(0, slash)) : undefined;
+        files[name] = root ? `${root.replace(/\/+$/, '')}/${file.slice(slash + 1)}` : file;
+      }
+    }
+  }
+  return files;
+}

@@ -11,7 +11,7 @@
  * "Done." when it has none.
  */
 import { createHash } from 'node:crypto';
-import { viewConversation, type Conversation } from './conversation.js';
+import { contextTexts, skillFilesOf, viewConversation, type Conversation } from './conversation.js';
 import { firstMatch, stepIndex } from './match.js';
 import { mapToolAction, type ToolTable } from './tools.js';
 import type { Action, ModelReply, ModelRequest, ModelScript, Plan, PlanTrace, ReplyBlock } from './types.js';
@@ -108,7 +108,7 @@ export function planResponse(script: ModelScript, req: ModelRequest, table: Tool
   if (action?.kind === 'tool') {
     blocks.push({ type: 'tool_call', id: toolId(idSeed, 0), name: action.name, input: action.input });
   } else if (action) {
-    const mapped = mapToolAction(action, req.tools, table, vars.cwd ? { cwd: vars.cwd } : {});
+    const mapped = mapToolAction(action, req.tools, table, { ...(vars.cwd ? { cwd: vars.cwd } : {}), skillFiles: skillFilesOf(contextTexts(req)) });
     if (mapped.ok) blocks.push({ type: 'tool_call', id: toolId(idSeed, 0), name: mapped.name, input: mapped.input });
     else {
       trace.missingTool = mapped.wanted;

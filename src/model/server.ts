@@ -17,11 +17,14 @@ import type { Readable } from 'node:stream';
 import { ExchangeLog, jobIdFrom, redactHeaders, type ExchangeLogEntry } from './log.js';
 import { planResponse } from './plan.js';
 import { anthropicProtocol } from './protocols/anthropic.js';
+import { geminiProtocol } from './protocols/gemini.js';
+import { openaiChatProtocol } from './protocols/openai-chat.js';
+import { openaiResponsesProtocol } from './protocols/openai-responses.js';
 import { jsonResponse, ProtocolError, type ProtocolModule, type Rendered, type WireContext } from './protocols/protocol.js';
 import type { ModelScript } from './types.js';
 
 /** Protocol modules in the order they are asked to claim a request. */
-export const PROTOCOLS: ProtocolModule[] = [anthropicProtocol];
+export const PROTOCOLS: ProtocolModule[] = [openaiChatProtocol, anthropicProtocol, openaiResponsesProtocol, geminiProtocol];
 
 /** Largest request body accepted, in bytes. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;

@@ -12,6 +12,8 @@ import type { Action, ToolActionKind, ToolSpec } from './types.js';
 export interface ActionContext {
   /** Engine working directory (for absolute paths); unknown → paths stay as written. */
   cwd?: string;
+  /** Skill name → absolute SKILL.md path from the engine's listing (Codex roots table; `skillFilesOf`). */
+  skillFiles?: Record<string, string>;
 }
 
 export type ToolAction = Extract<Action, { kind: ToolActionKind }>;

@@ -6,7 +6,7 @@
 import type { EngineConfig } from '../config/types.js';
 import type { TokenUsage } from '../engine/types.js';
 import type { JobResult, TurnResult } from '../run/types.js';
-import { summarise, type TrialResult } from '../stats/index.js';
+import { summarise, type RunStats, type TrialResult } from '../stats/index.js';
 
 /** The version of the result.json format written by this code. */
 export const RESULT_SCHEMA_VERSION = '1';
@@ -71,8 +71,26 @@ export function jobJson(r: JobResult) {
     turns: r.turns.map(turnJson),
     output_dir: r.outputDir,
     artifacts: r.artifacts,
+    ...(r.workspace ? { workspace: r.workspace } : {}),
   };
 }
+
+/** `passAtK` → `pass_at_k`, at the type level (mirrors {@link snake}). */
+type SnakeKey<S extends string> = S extends `${infer H}${infer T}` ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeKey<T>}` : S;
+
+/** `T` with every object key converted to snake_case, recursively: the JSON form of a stats value. */
+export type Snake<T> = T extends (infer U)[]
+  ? Snake<U>[]
+  : T extends object
+    ? { [K in keyof T as K extends string ? SnakeKey<K> : K]: Snake<T[K]> }
+    : T;
+
+/**
+ * result.json's `summary`: the stats stage's `RunStats` with snake_case keys
+ * (`cases[]`, `variants[]`, `uplift[]`; see src/stats/summarise.ts for every field).
+ * `pass_at_k` / `pass_hat_k` keys are the k values, as strings once parsed back from JSON.
+ */
+export type ResultSummary = Snake<RunStats>;
 
 /** camelCase keys → snake_case, recursively (for the stats block, which holds no user keys). */
 function snake(v: unknown): unknown {
@@ -97,7 +115,11 @@ export function trialsOf(results: JobResult[]): TrialResult[] {
   }));
 }
 
-/** Builds the result.json document. */
+/**
+ * Builds the result.json document: the single source every other report is built from
+ * (`buildJunit`, `buildBenchmarks`, `buildSummaryMarkdown`, the HTML report all take it), so
+ * `skill-up report` can regenerate them from a saved file.
+ */
 export function buildResultJson(meta: RunMeta, results: JobResult[]) {
   const count = (s: string) => results.filter((r) => r.status === s).length;
   const tokens = results.reduce(
@@ -134,7 +156,13 @@ export function buildResultJson(meta: RunMeta, results: JobResult[]) {
       tokens: usageJson(tokens),
       ...(costs.length ? { cost_usd: costs.reduce((s, r) => s + r.costUsd!, 0) } : {}),
     },
-    summary: snake(summarise(trialsOf(results))),
+    summary: snake(summarise(trialsOf(results))) as ResultSummary,
     jobs: results.map(jobJson),
   };
 }
+
+/** The result.json document (schema: schemas/result.schema.json), as built or as loaded by `loadResultDoc`. */
+export type ResultDoc = ReturnType<typeof buildResultJson>;
+
+/** One entry of result.json's `jobs`. */
+export type JobJson = ResultDoc['jobs'][number];

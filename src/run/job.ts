@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Suite, TurnSpec } from '../config/types.js';
-import type { EngineAdapter, EngineContext, Transcript, TranscriptTurn } from '../engine/types.js';
+import type { EngineAdapter, EngineContext, EngineError, Transcript, TranscriptTurn } from '../engine/types.js';
 import { zeroUsage } from '../engine/types.js';
 import type { Job } from '../plan/plan.js';
 import { createWorkspace, collectArtifacts, type Workspace } from '../runtime/index.js';
@@ -14,6 +14,8 @@ import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
 import { gradeJob, evaluatePostCondition, captureDetail } from '../judge/index.js';
 import type { Assertion, Grading } from '../judge/types.js';
 import type { JobResult, TurnResult } from './types.js';
+import { gradingJson } from '../report/benchmark.js';
+import { jobJson } from '../report/result-json.js';
 
 /** A skill ready to install: where it comes from and the folder name it gets. */
 export interface ResolvedSkill {
@@ -140,26 +142,23 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
     // Removal is off the job's critical path: the result is recorded at once and the run
     // waits for every pending removal before it ends (JobEnv.cleanups).
     if (ws && !env.keepWorkspaces) env.cleanups.push(ws.remove().catch(() => undefined));
+    else if (ws) result.workspace = ws.dir;
   }
   if (result.status === 'error' && jobAbort.signal.aborted && !env.signal.aborted && !result.reason?.includes('timed out')) {
-    result.reason = `case timed out after ${c.timeoutSeconds} s (constraints.timeout_seconds)${result.reason ? `: ${result.reason}` : ''}`;
+    // The deadline struck outside an engine turn (workspace set-up, a judge).
+    result.reason = `case timed out after ${c.timeoutSeconds} s (raise timeout_seconds in the case's constraints or in cases.defaults)${result.reason ? `: ${result.reason}` : ''}`;
+  }
+  if (env.signal.aborted && result.status === 'error') {
+    // Stopped by Ctrl-C: not measured, so not counted as an error.
+    result.status = 'skipped';
+    result.reason = 'run interrupted';
   }
   result.durationMs = Date.now() - started;
-  await writeFile(join(outputDir, 'grading.json'), JSON.stringify(gradingJson(result), null, 2));
+  // Written as each job ends (skill-creator's shape), so an interrupted run keeps it too.
+  await writeFile(join(outputDir, 'grading.json'), JSON.stringify(gradingJson(jobJson(result)), null, 2));
   return result;
 }
 
-/** skill-creator's grading.json shape (`expectations`, `summary`), written next to each run. */
-function gradingJson(r: JobResult) {
-  const passed = r.assertions.filter((a) => a.passed).length;
-  const total = r.assertions.length;
-  return {
-    expectations: r.assertions,
-    summary: { passed, failed: total - passed, total, pass_rate: total ? passed / total : 0 },
-    status: r.status,
-    ...(r.reason ? { reason: r.reason } : {}),
-  };
-}
 
 /**
  * Sends the case's turns. Returns a final Grading when the conversation itself decided the
@@ -206,6 +205,9 @@ async function converse(
     const remaining = deadline - Date.now();
     const timeoutMs = Math.min(spec.timeoutSeconds ? spec.timeoutSeconds * 1000 : Infinity, remaining);
     const t: TranscriptTurn = await adapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [...history], timeoutMs });
+    // An engine prices the scripted model's made-up tokens at a real model's rates: that is
+    // no cost anybody pays, so it is not reported.
+    if (ctx.engine.model.provider === 'scripted') delete t.costUsd;
     transcript.turns.push(t);
     for (const s of t.skillsListed ?? []) offered.add(s);
     result.skillsOffered = t.skillsListed || offered.size ? [...offered] : result.skillsOffered;
@@ -213,11 +215,9 @@ async function converse(
     const turn = toTurnResult(t);
     result.turns.push(turn);
     if (t.error) {
-      const reason = t.error.kind === 'timeout' && remaining <= timeoutMs
-        ? `case timed out after ${job.case.timeoutSeconds} s (constraints.timeout_seconds): ${t.error.message}`
-        : `${t.error.kind === 'api' ? 'engine API error' : 'engine error'} in turn ${index}: ${t.error.message}`;
+      const reason = turnErrorReason(t.error, index, job.case.timeoutSeconds, Date.now() >= deadline - 100, spec.timeoutSeconds);
       turn.reason = reason;
-      return { status: 'error', assertions: [], reason };
+      return { status: t.error.kind === 'cancelled' && ctx.signal.aborted && Date.now() < deadline - 100 ? 'skipped' : 'error', assertions: [], reason };
     }
     sessionId = t.sessionId ?? sessionId;
     if (spec.postCondition) {
@@ -243,6 +243,23 @@ async function converse(
   }
   if (result.turns.every((t) => t.status === 'skipped')) return { status: 'skipped', assertions: [], reason: 'every turn was skipped' };
   return undefined;
+}
+
+/**
+ * Names what stopped a turn and which setting to change: the case deadline
+ * (`timeout_seconds` in `constraints` or `cases.defaults`), a turn's own `timeout_seconds`,
+ * or the engine's (`engine.custom.timeout_seconds`).
+ */
+function turnErrorReason(error: EngineError, index: number, caseSeconds: number, deadlineHit: boolean, turnSeconds?: number): string {
+  if (deadlineHit && (error.kind === 'timeout' || error.kind === 'cancelled')) {
+    return `case timed out after ${caseSeconds} s in turn ${index} (raise timeout_seconds in the case's constraints or in cases.defaults)`;
+  }
+  if (error.kind === 'timeout') {
+    const knob = turnSeconds ? `input.turns[${index - 1}].timeout_seconds` : "the engine's timeout_seconds";
+    return `turn ${index} ${error.message} (${knob})`;
+  }
+  if (error.kind === 'cancelled') return `turn ${index} cancelled: run interrupted`;
+  return `${error.kind === 'api' ? 'engine API error' : 'engine error'} in turn ${index}: ${error.message}`;
 }
 
 function prefix(assertions: Assertion[], turn: number): Assertion[] {

@@ -2,12 +2,45 @@
  * Where a run writes: `<root>/iteration-N/` with N the next free number, root defaulting
  * to `<skill-name>-workspace` beside the skill folder (skill-creator's layout).
  */
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
-/** Creates and returns the next free `iteration-N` folder under `root` (race-safe: mkdir is atomic). */
+/** The output folder cannot be used; the CLI reports it as a usage error (exit code 2). */
+export class OutputDirError extends Error {}
+
+/**
+ * Creates `dir` and its missing parents. Written out (instead of `mkdir -p`) because Node's
+ * recursive mkdir loops forever on some pseudo file systems (e.g. `/proc/x`).
+ */
+async function ensureDir(dir: string, depth = 0): Promise<void> {
+  try {
+    await mkdir(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') {
+      if (!(await stat(dir)).isDirectory()) throw new OutputDirError(`${dir} exists and is not a folder`);
+      return;
+    }
+    if (code === 'ENOENT' && depth < 64 && dirname(dir) !== dir) {
+      await ensureDir(dirname(dir), depth + 1);
+      try {
+        await mkdir(dir);
+        return;
+      } catch (again) {
+        throw new OutputDirError(`cannot create ${dir}: ${(again as Error).message}`);
+      }
+    }
+    if (e instanceof OutputDirError) throw e;
+    throw new OutputDirError(`cannot create ${dir}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Creates and returns the next free `iteration-N` folder under `root` (race-safe: mkdir is atomic).
+ * @throws OutputDirError when `root` cannot be created or used.
+ */
 export async function createIterationDir(root: string): Promise<{ dir: string; iteration: number }> {
-  await mkdir(root, { recursive: true });
+  await ensureDir(root);
   const taken = (await readdir(root))
     .map((n) => /^iteration-(\d+)$/.exec(n)?.[1])
     .filter((n): n is string => n !== undefined)
@@ -19,7 +52,7 @@ export async function createIterationDir(root: string): Promise<{ dir: string; i
       await mkdir(dir);
       return { dir, iteration: n };
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new OutputDirError(`cannot create ${dir}: ${(e as Error).message}`);
       n++;
     }
   }

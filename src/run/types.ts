@@ -53,4 +53,6 @@ export interface JobResult {
   outputDir: string;
   /** Workspace files collected by `collect_artifacts`, relative to the workspace. */
   artifacts: string[];
+  /** Absolute path of the job's workspace, when it was kept (`--keep-workspaces`). */
+  workspace?: string;
 }

@@ -277,6 +277,7 @@ export function summarise(results: TrialResult[], options: SummariseOptions = {}
 
   const engines: string[] = [];
   const caseOrder = new Map<string, string[]>(); // engine → case ids in first-appearance order
+  const seen = new Set<string>(); // engine + case pairs already in caseOrder (linear, not quadratic)
   const groups = new Map<string, TrialResult[]>(); // key(engine, case, variant) → trials
   const key = (e: string, c: string, v: Variant) => JSON.stringify([e, c, v]);
   for (const r of results) {
@@ -285,7 +286,11 @@ export function summarise(results: TrialResult[], options: SummariseOptions = {}
       caseOrder.set(r.engine, []);
     }
     const ids = caseOrder.get(r.engine)!;
-    if (!ids.includes(r.caseId)) ids.push(r.caseId);
+    const pair = JSON.stringify([r.engine, r.caseId]);
+    if (!seen.has(pair)) {
+      seen.add(pair);
+      ids.push(r.caseId);
+    }
     const k = key(r.engine, r.caseId, r.variant);
     const g = groups.get(k);
     if (g) g.push(r);

@@ -53,10 +53,28 @@ describe('bad input: one clear message per problem, exit code 2, never a stack t
     expect(r.stderr).toContain('unknown option `--trails`; did you mean `--trials`?');
     r = await runCli(['frobnicate']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('unknown command `frobnicate`');
+    expect(r.stderr).toContain('unknown command `frobnicate` (commands: run, validate');
+    r = await runCli(['runn']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('unknown command `runn`; did you mean `run`?');
     r = await runCli(['run', join(ROOT, 'examples/greeting-files'), '--case', 'nope']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('no case matches --case nope (cases: hello-file, welcome-note)');
+  });
+
+  it('an unusable --output-dir is a usage error (exit 2), never a stack trace or a hang', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'su-outdir-'));
+    writeFileSync(join(dir, 'afile'), 'x');
+    for (const [out, want] of [
+      [join(dir, 'afile'), 'exists and is not a folder'],
+      [join(dir, 'afile/sub'), 'ENOTDIR'],
+      ['/proc/nope', 'cannot create /proc/nope'],
+    ] as const) {
+      const r = await runCli(['run', join(ROOT, 'examples/greeting-files'), '--output-dir', out]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(want);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
   });
 
   it('a missing path says where it looked', async () => {

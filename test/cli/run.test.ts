@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
@@ -53,6 +53,22 @@ describe('skill-up run (end to end, built CLI)', () => {
     const again = await runCli(['run', join(ROOT, 'examples/greeting-files'), '--case', 'hello-file', '--output-dir', out]);
     expect(again.code).toBe(0);
     expect(readResult(out, 2).totals.jobs).toBe(2);
+  });
+
+  it('never installs an output folder that lies inside the skill, and records kept workspaces', async () => {
+    const dir = join(writeSkill({}), '..');
+    cpSync(join(ROOT, 'examples/greeting-files'), join(dir, 'greeting-files'), { recursive: true });
+    const skill = join(dir, 'greeting-files');
+    const args = ['run', skill, '--case', 'hello-file', '--output-dir', join(skill, 'results'), '--keep-workspaces'];
+    expect((await runCli(args)).code).toBe(0);
+    const r = await runCli(args);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('kept 2 workspace(s)');
+    const doc = readResult(join(skill, 'results'), 2);
+    const ws = doc.jobs.find((j: { variant: string }) => j.variant === 'with_skill').workspace;
+    expect(existsSync(join(ws, '.agents/skills/greeting-files/SKILL.md'))).toBe(true);
+    expect(existsSync(join(ws, '.agents/skills/greeting-files/results'))).toBe(false);
+    for (const j of doc.jobs) for (const d of [j.workspace, `${j.workspace}-home`]) rmSync(d, { recursive: true, force: true });
   });
 
   it('turns a crash, a hang past its timeout and 50 MB of output into errors within limits, while other jobs complete', async () => {
@@ -131,6 +147,31 @@ describe('skill-up run (end to end, built CLI)', () => {
     expect(doc.not_run).toBeGreaterThanOrEqual(1);
     const journal = readFileSync(join(out, 'iteration-1/journal.jsonl'), 'utf8');
     expect(journal).toContain('"id":"a-quick/with_skill/run-1"');
+    expect(processesWith(marker)).toEqual([]);
+  });
+  it('a second Ctrl-C quits at once and still kills every engine process group', async () => {
+    const marker = `su-twice-${process.pid}`;
+    const skill = writeSkill({
+      // The engine ignores SIGTERM, so only the SIGKILL of the forced exit can stop it.
+      'evals/agent.sh': `#!/usr/bin/env bash\n(trap '' TERM; exec -a ${marker} sleep 300) & wait\n`,
+      'evals/eval.yaml': 'schema_version: v1alpha1\nengine:\n  name: a\n  custom:\n    transport: local\n    response_format: text\n    local: { command: ./evals/agent.sh, args: [] }\ncases:\n  files: [evals/cases/*.yaml]\n  parallelism: 2\n',
+      'evals/cases/a.yaml': 'input: { prompt: slow }\n',
+      'evals/cases/b.yaml': 'input: { prompt: slow }\n',
+    });
+    let sent = false;
+    const r = await runCli(['run', skill, '--output-dir', join(skill, '..', 'out')], {
+      onStderr: (text, child) => {
+        if (!sent && text.includes('job(s) of 2 case(s)')) {
+          sent = true;
+          setTimeout(() => {
+            child.kill('SIGINT');
+            child.kill('SIGINT');
+          }, 700);
+        }
+      },
+    });
+    expect(r.code).toBe(130);
+    await new Promise((res) => setTimeout(res, 200));
     expect(processesWith(marker)).toEqual([]);
   });
 });

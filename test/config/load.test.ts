@@ -116,7 +116,7 @@ describe('defaults and precedence', () => {
     const { suite } = await loadOk(writeSkill({ 'evals/eval.yaml': MINIMAL_EVAL, 'evals/cases/a.yaml': MINIMAL_CASE }));
     expect(suite.engine).toEqual({ name: 'claude_code', displayName: 'claude_code', model: {}, kwargs: {} });
     expect(suite.engines).toHaveLength(1);
-    expect(suite.report.formats).toEqual(['json', 'junit']);
+    expect(suite.report.formats).toEqual(['json', 'junit', 'html']);
     expect(suite.parallelism).toBe(1);
     expect(suite.retryPolicy).toEqual({ maxRetries: 0, retryOn: ['timeout', 'error'] });
     expect(suite.trials).toBe(1);

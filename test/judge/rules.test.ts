@@ -187,3 +187,15 @@ describe('argument matching', () => {
     expect(argsMismatch({ a: 1 }, {})).toBe('a: missing');
   });
 });
+
+describe('tool names with alternatives', () => {
+  it('matches any of `A|b|c`, case-insensitively, and nothing else', async () => {
+    const { evaluateRule } = await import('../../src/judge/index.js');
+    const { makeInput, turn } = await import('./helpers.js');
+    const input = makeInput({ workspace: '/tmp', turns: [turn(1, 'x', [{ name: 'write_file', input: { path: 'a' } }])] });
+    const hit = await evaluateRule({ toolCalled: { name: 'Write|WRITE_FILE' } }, input);
+    const miss = await evaluateRule({ toolCalled: { name: 'Write|apply_patch' } }, input);
+    expect(hit.holds).toBe(true);
+    expect(miss.holds).toBe(false);
+  });
+});

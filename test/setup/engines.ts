@@ -13,6 +13,10 @@ import { resolveEngineBinary } from '../../src/engine/resolve.js';
 /** Engine → the version skill-up's tests and examples pin (each tested here, see ../shared/engines). */
 export const PINNED: Record<string, string> = {
   claude_code: '2.1.332',
+  gemini_cli: '0.61.0',
+  codex: '0.171.0',
+  opencode: '1.18.33',
+  qwen_code: '0.24.4',
 };
 
 export default async function setup(): Promise<void> {

@@ -1,0 +1,480 @@
+/**
+ * The Codex adapter against the REAL `codex` binary (@openai/codex@0.171.0) and skill-up's
+ * scripted model server (src/model/, OpenAI Responses protocol). Nothing leaves 127.0.0.1.
+ *
+ * The binary is `SKILL_UP_CODEX_BIN`, which the global set-up (test/setup/engines.ts) installs
+ * into a test cache with the same resolver a run uses (~20 s the first time). When it cannot be
+ * had, the tests FAIL with the reason: they are never skipped.
+ */
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CaseSpec, EngineConfig } from '../../src/config/types.js';
+import type { EngineContext, TranscriptTurn } from '../../src/engine/types.js';
+import { parseModelScript } from '../../src/model/script.js';
+import { startModelServer, type ModelServer } from '../../src/model/server.js';
+import { buildCodexArgs, buildCodexConfig, buildCodexEnv, codexAdapter, codexBaseUrl, decideError } from './adapter.js';
+import { parseCodexJson } from './parse.js';
+
+const VERSION = '0.171.0';
+
+const SCRIPT = `
+rules:
+  - name: fail
+    when: { prompt_contains: "please fail" }
+    error: { status: 500, message: "scripted failure for the adapter test" }
+  - name: bad-request
+    when: { prompt_contains: "bad request" }
+    error: { status: 400, message: "scripted bad request" }
+  - name: slow
+    when: { prompt_contains: "be slow" }
+    delay_ms: 120000
+    reply: [ { say: "too late" } ]
+  - name: load-skill
+    when: { prompt_contains: "greet", skill_listed: hello, skill_loaded: false }
+    reply: [ { use_skill: hello } ]
+  - name: after-skill
+    when: { skill_loaded: hello }
+    reply:
+      - { write_file: { path: greeting.txt, content: "Hello, World!\\n" } }
+      - { say: "Greeted as the skill says." }
+  - name: write
+    when: { prompt_contains: "write hello" }
+    reply:
+      - { write_file: { path: hello.txt, content: "hi\\n" } }
+      - { say: "Wrote hello.txt" }
+  - name: run
+    when: { prompt_contains: "run a command" }
+    reply:
+      - { say: "Running it." }
+      - { run: "mkdir -p sub && printf 'it%s' \\"'s\\" > sub/ran.txt && cat sub/ran.txt" }
+      - { say: "Ran: {{prompt}}" }
+  - name: second-turn
+    when: { turn: 2 }
+    reply: [ { say: "Turn {{turn}}: earlier I wrote hello.txt." } ]
+  - reply: [ { say: "I don't know how to do that." } ]
+`;
+
+const SKILL_MD = `---
+name: hello
+description: Greets the user warmly. Use when the user asks for a greeting.
+---
+# Hello
+Write greeting.txt with "Hello, World!".
+`;
+
+let server: ModelServer;
+let root: string;
+let binPath: string;
+
+const engine = (over: Partial<EngineConfig> = {}): EngineConfig => ({
+  name: 'codex',
+  displayName: 'codex',
+  version: VERSION,
+  model: { provider: 'scripted' },
+  kwargs: {},
+  ...over,
+});
+
+const caseSpec = (): CaseSpec =>
+  ({
+    id: 'codex-adapter-test',
+    file: '/dev/null',
+    tags: [],
+    turns: [],
+    context: { files: {} },
+    timeoutSeconds: -1,
+    maxTurns: 10,
+    trials: 1,
+    expect: { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [] },
+    judges: [],
+    collectArtifacts: [],
+  }) as CaseSpec;
+
+let jobs = 0;
+async function makeCtx(opts: { skill?: boolean; skillDir?: string; signal?: AbortSignal; engine?: EngineConfig } = {}): Promise<EngineContext> {
+  const n = ++jobs;
+  const dir = join(root, `job-${n}`);
+  const ctx: EngineContext = {
+    jobId: `codex-adapter-test/job-${n}`,
+    engine: opts.engine ?? engine(),
+    case: caseSpec(),
+    variant: opts.skill ? 'with_skill' : 'without_skill',
+    trial: 1,
+    workspace: join(dir, 'workspace'),
+    homeDir: join(dir, 'home'),
+    outputDir: join(dir, 'out'),
+    installedSkills: opts.skill ? ['hello'] : [],
+    baseEnv: { PATH: process.env.PATH, LANG: 'C.UTF-8' },
+    signal: opts.signal ?? new AbortController().signal,
+    deadline: Infinity,
+    modelBaseUrl: server.url,
+  };
+  await mkdir(ctx.workspace, { recursive: true });
+  if (opts.skill) {
+    const skillDir = join(ctx.workspace, opts.skillDir ?? codexAdapter.skillDirs[0]!, 'hello');
+    await mkdir(skillDir, { recursive: true });
+    await writeFile(join(skillDir, 'SKILL.md'), SKILL_MD);
+  }
+  return ctx;
+}
+
+async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 60_000): Promise<TranscriptTurn> {
+  const prepared = await codexAdapter.prepare(ctx);
+  return codexAdapter.runTurn(ctx, prepared, { index: 1, prompt, history: [prompt], timeoutMs });
+}
+
+/** PIDs of live processes whose cwd is `dir` or whose command line mentions `marker`. */
+function processesIn(dir: string, marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const cwd = readlinkSync(`/proc/${name}/cwd`);
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
+      const state = /State:\s+(\w)/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))?.[1];
+      if (state === 'Z') continue;
+      if (cwd.startsWith(dir) || cmd.includes(marker)) found.push(Number(name));
+    } catch {
+      /* gone meanwhile, or not ours to read */
+    }
+  }
+  return found;
+}
+
+describe('codex adapter (real binary, scripted model)', () => {
+  beforeAll(async () => {
+    // The global set-up (test/setup/engines.ts) installs the pinned binary and sets this.
+    binPath = process.env.SKILL_UP_CODEX_BIN!;
+    if (!binPath) throw new Error('SKILL_UP_CODEX_BIN is not set: run the tests through vitest.config.ts (its global set-up installs Codex)');
+    server = await startModelServer({ script: parseModelScript(SCRIPT, 'codex-adapter-test-script.yaml') });
+    root = await mkdtemp(join(tmpdir(), 'skill-up-codex-test-'));
+  }, 600_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it('check() reports the binary version', async () => {
+    await expect(codexAdapter.check!(engine())).resolves.toEqual({ version: VERSION });
+  });
+
+  it('one turn that writes a file through apply_patch', async () => {
+    const ctx = await makeCtx();
+    const t0 = performance.now();
+    const turn = await oneTurn(ctx, 'Please write hello please');
+    const wall = performance.now() - t0;
+    console.log(`one scripted codex turn (apply_patch + final answer): process ${turn.durationMs} ms, prepare+run ${wall.toFixed(0)} ms`);
+    expect(turn.error).toBeUndefined();
+    expect(turn.exitCode).toBe(0);
+    expect(turn.finalText).toBe('Wrote hello.txt');
+    expect(await readFile(join(ctx.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
+    expect(turn.toolCalls).toEqual([
+      { name: 'file_change', input: { changes: [{ path: join(ctx.workspace, 'hello.txt'), kind: 'add' }] }, output: `add ${join(ctx.workspace, 'hello.txt')}`, isError: false },
+    ]);
+    expect(turn.skillActivations).toEqual([]);
+    expect(turn.skillsListed).toEqual([]); // bundled skills are switched off
+    expect(turn.usage.input).toBeGreaterThan(0);
+    expect(turn.usage.output).toBeGreaterThan(0);
+    expect(turn.costUsd).toBeUndefined();
+    expect(turn.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(turn.rawFiles).toEqual(['outputs/turn-1.jsonl', 'outputs/turn-1.stderr.txt', 'outputs/turn-1.last-message.txt']);
+    for (const f of turn.rawFiles) expect(existsSync(join(ctx.outputDir, f))).toBe(true);
+    // Isolation: codex's state went to the job's CODEX_HOME.
+    expect(existsSync(join(ctx.homeDir, 'codex-home', 'sessions'))).toBe(true);
+    // Each exchange was filed under the job (API key skill-up-job:<jobId>) and the thread id.
+    const byJob = server.requestsFor(ctx.jobId!);
+    expect(byJob.map((e) => e.protocol)).toEqual(['openai_responses', 'openai_responses']);
+    expect(server.requestsFor(turn.sessionId!)).toHaveLength(2);
+    expect(byJob[0]!.conversation?.engine).toBe('codex');
+    expect(byJob[0]!.conversation?.cwd).toBe(ctx.workspace);
+    // The raw file parses the same way offline.
+    const again = parseCodexJson(await readFile(join(ctx.outputDir, turn.rawFiles[0]!), 'utf8'));
+    expect(again.finalText).toBe(turn.finalText);
+  });
+
+  it('a shell command runs in the workspace-write sandbox; its output is the tool output', async () => {
+    const ctx = await makeCtx();
+    const turn = await oneTurn(ctx, 'run a command for me');
+    expect(turn.error).toBeUndefined();
+    expect(await readFile(join(ctx.workspace, 'sub/ran.txt'), 'utf8')).toBe("it's");
+    expect(turn.toolCalls).toHaveLength(1);
+    expect(turn.toolCalls[0]).toMatchObject({ name: 'command_execution', output: "it's", isError: false });
+    expect(turn.finalText).toBe('Ran: run a command for me');
+  });
+
+  it('a skill in .agents/skills is listed alone and activated by reading its SKILL.md', async () => {
+    const ctx = await makeCtx({ skill: true });
+    const turn = await oneTurn(ctx, 'Please greet me');
+    expect(turn.error).toBeUndefined();
+    expect(turn.skillsListed).toEqual(['hello']);
+    const requests = server.requestsFor(turn.sessionId!);
+    expect(requests.length).toBe(3); // use_skill (shell read), write_file (apply_patch), final answer
+    for (const r of requests) expect(r.conversation?.skillsListed).toEqual(['hello']);
+    expect(requests[0]!.reply?.blocks[0]).toMatchObject({ name: 'exec_command', input: { cmd: `cat '${join(ctx.workspace, '.agents/skills/hello/SKILL.md')}'` } });
+    expect(turn.skillActivations).toEqual([{ skill: 'hello', via: 'read SKILL.md' }]);
+    expect(turn.toolCalls.map((c) => c.name)).toEqual(['command_execution', 'file_change']);
+    expect(turn.toolCalls[0]!.output).toContain('name: hello');
+    expect(turn.finalText).toBe('Greeted as the skill says.');
+    expect(await readFile(join(ctx.workspace, 'greeting.txt'), 'utf8')).toBe('Hello, World!\n');
+  });
+
+  it('a skill in .codex/skills is found too', async () => {
+    const ctx = await makeCtx({ skill: true, skillDir: '.codex/skills' });
+    const turn = await oneTurn(ctx, 'Please greet me');
+    expect(turn.error).toBeUndefined();
+    expect(turn.skillsListed).toEqual(['hello']);
+    expect(turn.skillActivations).toEqual([{ skill: 'hello', via: 'read SKILL.md' }]);
+  });
+
+  it('a $skill mention (codex pastes SKILL.md into the prompt) is an activation too', async () => {
+    const ctx = await makeCtx({ skill: true });
+    const turn = await oneTurn(ctx, '$hello say something');
+    expect(turn.error).toBeUndefined();
+    expect(turn.finalText).toBe("I don't know how to do that.");
+    expect(turn.toolCalls).toEqual([]);
+    expect(turn.skillActivations).toEqual([{ skill: 'hello', via: '$skill mention' }]);
+    // The pasted <skill> block is engine-injected context, not a second prompt.
+    expect(server.requestsFor(turn.sessionId!)[0]!.conversation).toMatchObject({ turn: 1, prompt: '$hello say something' });
+  });
+
+  it('without the skill, nothing is listed and the model falls through', async () => {
+    const ctx = await makeCtx({ skill: false });
+    const turn = await oneTurn(ctx, 'Please greet me');
+    expect(turn.error).toBeUndefined();
+    expect(turn.skillsListed).toEqual([]);
+    expect(turn.skillActivations).toEqual([]);
+    expect(turn.finalText).toBe("I don't know how to do that.");
+    const requests = server.requestsFor(turn.sessionId!);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.conversation?.skillsListed).toEqual([]);
+  });
+
+  it('two turns: the second resumes the first thread and sees it; tokens are per turn', async () => {
+    const ctx = await makeCtx();
+    const prepared = await codexAdapter.prepare(ctx);
+    const t1 = await codexAdapter.runTurn(ctx, prepared, { index: 1, prompt: 'write hello please', history: ['write hello please'], timeoutMs: 60_000 });
+    expect(t1.error).toBeUndefined();
+    const t2 = await codexAdapter.runTurn(ctx, prepared, {
+      index: 2,
+      prompt: 'What did you do?',
+      sessionId: t1.sessionId,
+      history: ['write hello please', 'What did you do?'],
+      timeoutMs: 60_000,
+    });
+    expect(t2.error).toBeUndefined();
+    expect(t2.sessionId).toBe(t1.sessionId);
+    expect(t2.finalText).toBe('Turn 2: earlier I wrote hello.txt.');
+    expect(t2.toolCalls).toEqual([]);
+    expect(t2.skillsListed).toEqual([]);
+    expect(t2.skillActivations).toEqual([]);
+    expect(readdirSync(join(ctx.homeDir, 'codex-home', 'sessions'), { recursive: true }).filter((f) => String(f).endsWith('.jsonl'))).toHaveLength(1);
+    expect(t2.rawFiles).toEqual(['outputs/turn-2.jsonl', 'outputs/turn-2.stderr.txt', 'outputs/turn-2.last-message.txt']);
+    // The resumed request replays turn 1 (prompt, apply_patch call and result) before turn 2's prompt.
+    const requests = server.requestsFor(t1.sessionId!);
+    expect(requests).toHaveLength(3);
+    expect(requests[2]!.conversation).toMatchObject({ turn: 2, prompt: 'What did you do?' });
+    // Per-turn tokens although codex's counters are cumulative over the thread.
+    const raw2 = parseCodexJson(await readFile(join(ctx.outputDir, t2.rawFiles[0]!), 'utf8'));
+    expect(raw2.cumulativeUsage!.input_tokens).toBe(t1.usage.input + t2.usage.input);
+    expect(t2.usage.input).toBeGreaterThan(0);
+    expect(t2.usage.input).toBeLessThan(raw2.cumulativeUsage!.input_tokens);
+  });
+
+  it('an HTTP 500 from the model is an api error carrying the scripted message, fast', async () => {
+    const ctx = await makeCtx();
+    const t0 = performance.now();
+    const turn = await oneTurn(ctx, 'please fail now');
+    expect(performance.now() - t0).toBeLessThan(15_000); // retries are 0: no back-off
+    expect(turn.error?.kind).toBe('api');
+    expect(turn.error?.message).toContain('scripted failure for the adapter test');
+    expect(turn.exitCode).toBe(1);
+    expect(server.requestsFor(ctx.jobId!)).toHaveLength(1); // not retried
+  });
+
+  it('an HTTP 400 is an api error carrying the message too', async () => {
+    const ctx = await makeCtx();
+    const turn = await oneTurn(ctx, 'bad request now');
+    expect(turn.error?.kind).toBe('api');
+    expect(turn.error?.message).toContain('scripted bad request');
+  });
+
+  it('a model that never answers is a timeout within the limit, leaving no process behind', async () => {
+    const ctx = await makeCtx();
+    const marker = `be slow ${Date.now()}`;
+    const t0 = performance.now();
+    const turn = await oneTurn(ctx, marker, 2_500);
+    const elapsed = performance.now() - t0;
+    expect(turn.error?.kind).toBe('timeout');
+    expect(turn.error?.message).toMatch(/timed out after 2\.5 s/);
+    expect(turn.exitCode).toBeNull();
+    expect(elapsed).toBeLessThan(2_500 + 2_000 + 3_000); // limit + SIGKILL grace + slack
+    await new Promise((r) => setTimeout(r, 200));
+    expect(processesIn(ctx.workspace, marker)).toEqual([]);
+  });
+
+  it('an unreachable endpoint (codex retries forever) ends at the time limit', async () => {
+    const ctx = await makeCtx();
+    ctx.modelBaseUrl = 'http://127.0.0.1:9'; // discard port: connection refused
+    const turn = await oneTurn(ctx, 'write hello please', 3_000);
+    expect(turn.error?.kind).toBe('timeout');
+    expect(processesIn(ctx.workspace, 'never-matches')).toEqual([]);
+  });
+
+  it('an abort signal cancels the turn and kills the process group', async () => {
+    const ac = new AbortController();
+    const ctx = await makeCtx({ signal: ac.signal });
+    const marker = `be slow cancel ${Date.now()}`;
+    setTimeout(() => ac.abort(), 1_000);
+    const turn = await oneTurn(ctx, marker, 60_000);
+    expect(turn.error?.kind).toBe('cancelled');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(processesIn(ctx.workspace, marker)).toEqual([]);
+  });
+
+  it('a missing binary is reported as kind "missing"', async () => {
+    const saved = process.env.SKILL_UP_CODEX_BIN;
+    process.env.SKILL_UP_CODEX_BIN = join(root, 'no-such-codex');
+    try {
+      const ctx = await makeCtx();
+      const turn = await oneTurn(ctx, 'write hello');
+      expect(turn.error?.kind).toBe('missing');
+      expect(turn.error?.message).toContain('SKILL_UP_CODEX_BIN');
+      await expect(codexAdapter.check!(engine())).rejects.toThrow(/no such executable/);
+    } finally {
+      if (saved === undefined) delete process.env.SKILL_UP_CODEX_BIN;
+      else process.env.SKILL_UP_CODEX_BIN = saved;
+    }
+  });
+
+  it('a prompt starting with "-" is a prompt, not an option', async () => {
+    const ctx = await makeCtx();
+    const turn = await oneTurn(ctx, '--write hello now');
+    expect(turn.error).toBeUndefined();
+    expect(turn.finalText).toBe('Wrote hello.txt');
+  });
+
+  it('a model name codex does not know still works (shell writes instead of apply_patch)', async () => {
+    const ctx = await makeCtx({ engine: engine({ model: { provider: 'scripted', name: 'claude-sonnet-4-5' } }) });
+    const turn = await oneTurn(ctx, 'Please write hello please');
+    expect(turn.error).toBeUndefined();
+    expect(await readFile(join(ctx.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
+    expect(turn.toolCalls.map((c) => c.name)).toEqual(['command_execution']);
+  });
+
+  it('the generated config.toml passes --strict-config', async () => {
+    const ctx = await makeCtx();
+    const prepared = await codexAdapter.prepare(ctx);
+    const { execa } = await import('execa');
+    const r = await execa(prepared.bin!, ['exec', '--strict-config', '--json', '--skip-git-repo-check', '--', 'write hello please'], {
+      cwd: ctx.workspace,
+      env: prepared.env,
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+      timeout: 60_000,
+    });
+    expect(r.exitCode).toBe(0);
+    expect(parseCodexJson(String(r.stdout)).finalText).toBe('Wrote hello.txt');
+  });
+
+  it('the binary under test is the one resolved', () => {
+    expect(existsSync(binPath)).toBe(true);
+  });
+});
+
+describe('codex adapter (pure parts)', () => {
+  const baseCtx = (over: Partial<EngineContext> = {}): EngineContext => ({
+    jobId: 'case/with_skill/run-1',
+    engine: engine(),
+    case: caseSpec(),
+    variant: 'with_skill',
+    trial: 1,
+    workspace: '/w',
+    homeDir: '/h',
+    outputDir: '/o',
+    installedSkills: [],
+    baseEnv: { PATH: '/usr/bin', OPENAI_API_KEY: 'sk-real', CODEX_API_KEY: 'ck', OPENAI_BASE_URL: 'https://proxy.example/v1' },
+    signal: new AbortController().signal,
+    deadline: Infinity,
+    modelBaseUrl: 'http://127.0.0.1:1234/',
+    ...over,
+  });
+
+  it('argv: exec or exec resume, positionals behind --, bypass flag, big prompts on stdin', () => {
+    expect(buildCodexArgs({ prompt: 'hi', lastMessageFile: '/o/l.txt' })).toEqual({ args: ['exec', '--json', '--skip-git-repo-check', '-o', '/o/l.txt', '--', 'hi'] });
+    expect(buildCodexArgs({ prompt: 'hi', lastMessageFile: '/o/l.txt', resume: 'T', bypassSandbox: true }).args).toEqual([
+      'exec', 'resume', '--json', '--skip-git-repo-check', '-o', '/o/l.txt', '--dangerously-bypass-approvals-and-sandbox', '--', 'T', 'hi',
+    ]);
+    const big = 'x'.repeat(200_000);
+    const r = buildCodexArgs({ prompt: big, lastMessageFile: '/o/l.txt' });
+    expect(r.stdin).toBe(big);
+    expect(r.args.at(-1)).toBe('-');
+  });
+
+  it('env, scripted: private HOME and CODEX_HOME, job key, routing variables dropped', () => {
+    const env = buildCodexEnv(baseCtx(), '/h/codex-home');
+    expect(env).toMatchObject({ HOME: '/h', CODEX_HOME: '/h/codex-home', OPENAI_API_KEY: 'skill-up-job:case/with_skill/run-1', PATH: '/usr/bin', XDG_CONFIG_HOME: '/h/.config' });
+    expect(env.CODEX_API_KEY).toBeUndefined();
+    expect(env.OPENAI_BASE_URL).toBeUndefined();
+  });
+
+  it('env, real model: the key passes through untouched', () => {
+    const env = buildCodexEnv(baseCtx({ engine: engine({ model: { provider: 'openai' } }) }), '/h/c');
+    expect(env.OPENAI_API_KEY).toBe('sk-real');
+  });
+
+  it('config: scripted provider with /v1, no retries, sandbox, telemetry and bundled skills off', () => {
+    const toml = buildCodexConfig(baseCtx());
+    expect(toml).toContain('model = "gpt-5.5"');
+    expect(toml).toContain('model_provider = "skillup"');
+    expect(toml).toContain('base_url = "http://127.0.0.1:1234/v1"');
+    expect(toml).toContain('wire_api = "responses"');
+    expect(toml).toContain('env_key = "OPENAI_API_KEY"');
+    expect(toml).toContain('request_max_retries = 0');
+    expect(toml).toContain('stream_max_retries = 0');
+    expect(toml).toContain('sandbox_mode = "workspace-write"');
+    expect(toml).toContain('[analytics]\nenabled = false');
+    expect(toml).toContain('[skills.bundled]\nenabled = false');
+    expect(toml).not.toContain('sk-real');
+    expect(buildCodexConfig(baseCtx(), { bypassSandbox: true })).toContain('sandbox_mode = "danger-full-access"');
+    expect(() => buildCodexConfig(baseCtx({ modelBaseUrl: undefined }))).toThrow(/scripted/);
+  });
+
+  it('config, real model: engine.model.baseUrl or the OpenAI API, default retries, model only when named', () => {
+    const real = buildCodexConfig(baseCtx({ engine: engine({ model: { provider: 'openai', baseUrl: 'https://gw.example/openai/v1/', name: 'gpt-5.5-codex' } }) }));
+    expect(real).toContain('base_url = "https://gw.example/openai/v1"');
+    expect(real).toContain('model = "gpt-5.5-codex"');
+    expect(real).not.toContain('max_retries');
+    const dflt = buildCodexConfig(baseCtx({ engine: engine({ model: { provider: 'openai' } }) }));
+    expect(dflt).toContain('base_url = "https://api.openai.com/v1"');
+    expect(dflt).not.toMatch(/^model = /m);
+  });
+
+  it('codexBaseUrl adds /v1 to the scripted server URL only', () => {
+    expect(codexBaseUrl('http://127.0.0.1:9/', true)).toBe('http://127.0.0.1:9/v1');
+    expect(codexBaseUrl('http://127.0.0.1:9/v1', true)).toBe('http://127.0.0.1:9/v1');
+    expect(codexBaseUrl('https://h/api/', false)).toBe('https://h/api');
+  });
+
+  it('error precedence: start failure, timeout (with codex last error), cancel, turn.failed, exit code, no turn.completed', () => {
+    const ok = parseCodexJson('{"type":"thread.started","thread_id":"t"}\n{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}');
+    const none = parseCodexJson('');
+    const hang = parseCodexJson('{"type":"error","message":"Reconnecting... waiting for network (x)"}');
+    const failed = parseCodexJson('{"type":"turn.failed","error":{"message":"boom"}}');
+    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
+    expect(decideError({ ...base, exitCode: null, startError: 'spawn /x ENOENT' }, none, 1000, '')?.kind).toBe('missing');
+    expect(decideError({ ...base, exitCode: null, timedOut: true }, hang, 1000, '')).toEqual({
+      kind: 'timeout',
+      message: "timed out after 1.0 s (process group killed); codex's last error: Reconnecting... waiting for network (x)",
+    });
+    expect(decideError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
+    expect(decideError({ ...base, exitCode: 1 }, failed, 1000, '')).toEqual({ kind: 'api', message: 'boom' });
+    expect(decideError({ ...base, exitCode: 1 }, none, 1000, 'Error: bad config\n')).toEqual({ kind: 'crash', message: 'exited with code 1: Error: bad config' });
+    expect(decideError(base, none, 1000, '')?.kind).toBe('protocol');
+    expect(decideError(base, ok, 1000, '')).toBeUndefined();
+  });
+});

@@ -1,0 +1,464 @@
+/**
+ * The Gemini CLI adapter against the REAL `gemini` binary (@google/gemini-cli@0.61.0) and
+ * skill-up's scripted model server (src/model/, Gemini API). Nothing leaves 127.0.0.1.
+ *
+ * The binary is `SKILL_UP_GEMINI_CLI_BIN`, which the global set-up (test/setup/engines.ts)
+ * installs into a test cache with the same resolver a run uses (~20 s the first time). When it
+ * cannot be had, the tests FAIL with the reason: they are never skipped.
+ */
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CaseSpec, EngineConfig } from '../../src/config/types.js';
+import type { EngineContext, TranscriptTurn } from '../../src/engine/types.js';
+import { parseModelScript } from '../../src/model/script.js';
+import { startModelServer, type ModelServer } from '../../src/model/server.js';
+import { buildGeminiArgs, buildGeminiEnv, buildGeminiSettings, decideError, geminiCliAdapter } from './adapter.js';
+import { parseGeminiStream } from './parse.js';
+
+const VERSION = '0.61.0';
+
+const SCRIPT = `
+rules:
+  - name: fail
+    when: { prompt_contains: "please fail" }
+    error: { status: 500, message: "scripted failure for the adapter test" }
+  - name: slow
+    when: { prompt_contains: "be slow" }
+    delay_ms: 120000
+    reply: [ { say: "too late" } ]
+  - name: load-skill
+    when: { prompt_contains: "greet", skill_listed: hello, skill_loaded: false }
+    reply: [ { use_skill: hello } ]
+  - name: after-skill
+    when: { skill_loaded: hello }
+    reply:
+      - { write_file: { path: greeting.txt, content: "Hello, World!\\n" } }
+      - { say: "Greeted as the skill says." }
+  - name: write
+    when: { prompt_contains: "write hello" }
+    reply:
+      - { say: "I will write it." }
+      - { write_file: { path: hello.txt, content: "hi\\n" } }
+      - { say: "Wrote hello.txt" }
+  - name: loop
+    when: { prompt_contains: "loop forever" }
+    reply:
+      - { run: "true" }
+      - { run: "true" }
+      - { run: "true" }
+      - { say: "never reached" }
+  - name: second-turn
+    when: { turn: 2 }
+    reply: [ { say: "Turn {{turn}}: earlier I wrote hello.txt." } ]
+  - reply: [ { say: "I don't know how to do that." } ]
+`;
+
+const SKILL_MD = `---
+name: hello
+description: Greets the user warmly. Use when the user asks for a greeting.
+---
+# Hello
+Write greeting.txt with "Hello, World!".
+`;
+
+let server: ModelServer;
+let root: string;
+let binPath: string;
+
+const engine = (over: Partial<EngineConfig> = {}): EngineConfig => ({
+  name: 'gemini_cli',
+  displayName: 'gemini_cli',
+  version: VERSION,
+  model: { provider: 'scripted' },
+  kwargs: {},
+  ...over,
+});
+
+const caseSpec = (maxTurns = 10): CaseSpec =>
+  ({
+    id: 'gemini-adapter-test',
+    file: '/dev/null',
+    tags: [],
+    turns: [],
+    context: { files: {} },
+    timeoutSeconds: -1,
+    maxTurns,
+    trials: 1,
+    expect: { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [], skillInvoked: [], skillNotInvoked: [] },
+    judges: [],
+    collectArtifacts: [],
+  }) as unknown as CaseSpec;
+
+let jobs = 0;
+async function makeCtx(opts: { skill?: boolean; maxTurns?: number; signal?: AbortSignal; engine?: EngineConfig; modelBaseUrl?: string } = {}): Promise<EngineContext> {
+  const n = ++jobs;
+  const dir = join(root, `job-${n}`);
+  const ctx: EngineContext = {
+    jobId: `gemini-adapter/job-${n}`,
+    engine: opts.engine ?? engine(),
+    case: caseSpec(opts.maxTurns),
+    variant: opts.skill ? 'with_skill' : 'without_skill',
+    trial: 1,
+    workspace: join(dir, 'workspace'),
+    homeDir: join(dir, 'home'),
+    outputDir: join(dir, 'out'),
+    installedSkills: opts.skill ? ['hello'] : [],
+    baseEnv: { PATH: process.env.PATH, LANG: 'C.UTF-8' },
+    signal: opts.signal ?? new AbortController().signal,
+    deadline: Infinity,
+    modelBaseUrl: opts.modelBaseUrl ?? server.url,
+  };
+  await mkdir(ctx.workspace, { recursive: true });
+  if (opts.skill) {
+    const dirOfSkill = join(ctx.workspace, geminiCliAdapter.skillDirs[0]!, 'hello');
+    await mkdir(dirOfSkill, { recursive: true });
+    await writeFile(join(dirOfSkill, 'SKILL.md'), SKILL_MD);
+  }
+  return ctx;
+}
+
+async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 60_000, sessionId?: string, index = 1): Promise<TranscriptTurn> {
+  const prepared = await geminiCliAdapter.prepare(ctx);
+  return geminiCliAdapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [prompt], timeoutMs });
+}
+
+/** PIDs of live processes whose cwd is `dir` or whose command line mentions `marker`. */
+function processesIn(dir: string, marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const cwd = readlinkSync(`/proc/${name}/cwd`);
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
+      const state = /State:\s+(\w)/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))?.[1];
+      if (state === 'Z') continue;
+      if (cwd === dir || cmd.includes(marker)) found.push(Number(name));
+    } catch {
+      /* gone meanwhile, or not ours to read */
+    }
+  }
+  return found;
+}
+
+/** A local port nothing listens on (bound, then released). */
+async function deadPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe('gemini_cli adapter (real binary, scripted model)', () => {
+  beforeAll(async () => {
+    // The global set-up (test/setup/engines.ts) installs the pinned binary and sets this.
+    binPath = process.env.SKILL_UP_GEMINI_CLI_BIN!;
+    if (!binPath) throw new Error('SKILL_UP_GEMINI_CLI_BIN is not set: run the tests through vitest.config.ts (its global set-up installs Gemini CLI)');
+    server = await startModelServer({ script: parseModelScript(SCRIPT, 'gemini-adapter-test-script.yaml') });
+    root = await mkdtemp(join(tmpdir(), 'skill-up-gemini-test-'));
+  }, 600_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it('check() reports the binary version', async () => {
+    await expect(geminiCliAdapter.check!(engine())).resolves.toEqual({ version: VERSION });
+  });
+
+  it('one turn that writes a file', async () => {
+    const ctx = await makeCtx();
+    const t0 = performance.now();
+    const turn = await oneTurn(ctx, 'Please write hello.txt for me');
+    const wall = performance.now() - t0;
+    console.log(`one scripted gemini turn (write_file + final answer): process ${turn.durationMs} ms, prepare+run ${wall.toFixed(0)} ms`);
+    expect(turn.error).toBeUndefined();
+    expect(turn.exitCode).toBe(0);
+    expect(turn.finalText).toBe('Wrote hello.txt');
+    expect(await readFile(join(ctx.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
+    expect(turn.toolCalls).toEqual([{ name: 'write_file', input: { file_path: join(ctx.workspace, 'hello.txt'), content: 'hi\n' }, isError: false }]);
+    expect(turn.skillActivations).toEqual([]);
+    expect(turn.usage.input).toBeGreaterThan(0);
+    expect(turn.usage.output).toBeGreaterThan(0);
+    expect(turn.costUsd).toBeUndefined();
+    expect(turn.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(turn.rawFiles).toEqual(['outputs/turn-1.stream.jsonl', 'outputs/turn-1.stderr.txt']);
+    for (const f of turn.rawFiles) expect(existsSync(join(ctx.outputDir, f))).toBe(true);
+    // The server saw two model calls filed under the job id the API key carries, and nothing else.
+    const requests = server.requestsFor(ctx.jobId!);
+    expect(requests.map((r) => r.kind)).toEqual(['generate', 'generate']);
+    expect(requests.every((r) => r.protocol === 'gemini' && r.conversation?.engine === 'gemini_cli')).toBe(true);
+    expect(requests[0]!.conversation?.cwd).toBe(ctx.workspace);
+    // Isolation: gemini's state went to the job home; no built-in skill was listed.
+    expect(existsSync(join(ctx.homeDir, '.gemini', 'settings.json'))).toBe(true);
+    const chats = join(ctx.homeDir, '.gemini', 'tmp', 'workspace', 'chats');
+    expect(readdirSync(chats).some((f) => f.includes(turn.sessionId!.slice(0, 8)))).toBe(true);
+    expect(requests[0]!.conversation?.skillsListed).toEqual([]);
+    // The raw file parses the same way offline.
+    const again = parseGeminiStream(await readFile(join(ctx.outputDir, turn.rawFiles[0]!), 'utf8'));
+    expect(again.finalText).toBe(turn.finalText);
+  });
+
+  it('a skill installed in .agents/skills is listed alone and activated through activate_skill', async () => {
+    const ctx = await makeCtx({ skill: true });
+    const turn = await oneTurn(ctx, 'Please greet me');
+    expect(turn.error).toBeUndefined();
+    const requests = server.requestsFor(ctx.jobId!);
+    expect(requests).toHaveLength(3); // use_skill, write_file, final answer
+    for (const r of requests) expect(r.conversation?.skillsListed).toEqual(['hello']);
+    expect(requests[1]!.conversation?.skillsLoaded).toEqual(['hello']);
+    expect(turn.skillActivations).toEqual([{ skill: 'hello', via: 'activate_skill tool' }]);
+    expect(turn.toolCalls.map((c) => c.name)).toEqual(['activate_skill', 'write_file']);
+    expect(turn.toolCalls[0]!.output).toMatch(/^Skill \*\*hello\*\* activated/);
+    expect(turn.finalText).toBe('Greeted as the skill says.');
+    expect(await readFile(join(ctx.workspace, 'greeting.txt'), 'utf8')).toBe('Hello, World!\n');
+  });
+
+  it('without the skill, nothing is listed and the model falls through', async () => {
+    const ctx = await makeCtx({ skill: false });
+    const turn = await oneTurn(ctx, 'Please greet me');
+    expect(turn.error).toBeUndefined();
+    expect(turn.skillActivations).toEqual([]);
+    expect(turn.finalText).toBe("I don't know how to do that.");
+    const requests = server.requestsFor(ctx.jobId!);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.conversation?.skillsListed).toEqual([]);
+  });
+
+  it('resumed turns: the second and third resume the first session, history replayed, still in yolo mode', async () => {
+    const ctx = await makeCtx();
+    const prepared = await geminiCliAdapter.prepare(ctx);
+    const t1 = await geminiCliAdapter.runTurn(ctx, prepared, { index: 1, prompt: 'write hello please', history: ['write hello please'], timeoutMs: 60_000 });
+    expect(t1.error).toBeUndefined();
+    const t2 = await geminiCliAdapter.runTurn(ctx, prepared, {
+      index: 2,
+      prompt: 'What did you do?',
+      sessionId: t1.sessionId,
+      history: ['write hello please', 'What did you do?'],
+      timeoutMs: 60_000,
+    });
+    expect(t2.error).toBeUndefined();
+    expect(t2.sessionId).toBe(t1.sessionId);
+    expect(t2.finalText).toBe('Turn 2: earlier I wrote hello.txt.');
+    expect(t2.toolCalls).toEqual([]);
+    expect(t2.rawFiles).toEqual(['outputs/turn-2.stream.jsonl', 'outputs/turn-2.stderr.txt']);
+    // Per-turn tokens: turn 2 made one request, turn 1 two, over a longer history in turn 2.
+    expect(t2.usage.input).toBeGreaterThan(0);
+    expect(t2.usage.input).toBeLessThan(t1.usage.input);
+    // A resumed turn still runs in yolo mode: its write goes through without a prompt.
+    await rm(join(ctx.workspace, 'hello.txt'));
+    const t3 = await geminiCliAdapter.runTurn(ctx, prepared, {
+      index: 3,
+      prompt: 'write hello again',
+      sessionId: t2.sessionId,
+      history: ['write hello please', 'What did you do?', 'write hello again'],
+      timeoutMs: 60_000,
+    });
+    expect(t3.error).toBeUndefined();
+    expect(t3.sessionId).toBe(t1.sessionId);
+    expect(t3.toolCalls).toEqual([{ name: 'write_file', input: { file_path: join(ctx.workspace, 'hello.txt'), content: 'hi\n' }, isError: false }]);
+    expect(await readFile(join(ctx.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
+    const requests = server.requestsFor(ctx.jobId!);
+    expect(requests.map((r) => r.conversation?.turn)).toEqual([1, 1, 2, 3, 3]);
+  }, 180_000);
+
+  it('an HTTP 500 from the model is an api error carrying the API message, quickly', async () => {
+    const ctx = await makeCtx();
+    const t0 = performance.now();
+    const turn = await oneTurn(ctx, 'please fail now');
+    expect(performance.now() - t0).toBeLessThan(20_000); // general.maxAttempts = 1: no backoff
+    expect(turn.error?.kind).toBe('api');
+    expect(turn.error?.message).toContain('scripted failure for the adapter test');
+    expect(turn.exitCode).toBe(244); // gemini exits with the HTTP status mod 256
+    expect(server.requestsFor(ctx.jobId!)).toHaveLength(1); // no retry
+  });
+
+  it('an unreachable model endpoint is an api error, quickly (no retry loop)', async () => {
+    const ctx = await makeCtx({ modelBaseUrl: `http://127.0.0.1:${await deadPort()}` });
+    const t0 = performance.now();
+    const turn = await oneTurn(ctx, 'write hello please');
+    expect(performance.now() - t0).toBeLessThan(20_000); // retryFetchErrors = false
+    expect(turn.error).toEqual({ kind: 'api', message: '[API Error: exception TypeError: fetch failed sending request]' });
+    // The CLI's error report went to the job's TMPDIR, not the machine's /tmp.
+    expect(readdirSync(join(ctx.homeDir, 'tmp')).some((f) => f.startsWith('gemini-client-error-'))).toBe(true);
+  });
+
+  it('max turns reached is a protocol error', async () => {
+    const ctx = await makeCtx({ maxTurns: 2 });
+    const turn = await oneTurn(ctx, 'loop forever');
+    expect(turn.error).toEqual({ kind: 'protocol', message: 'max turns reached (2)' });
+    expect(turn.exitCode).toBe(53);
+    expect(turn.toolCalls.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a model that never answers is a timeout within the limit, leaving no gemini process behind', async () => {
+    const ctx = await makeCtx();
+    const marker = `be slow ${Date.now()}`;
+    const t0 = performance.now();
+    const turn = await oneTurn(ctx, marker, 8_000);
+    const elapsed = performance.now() - t0;
+    expect(turn.error?.kind).toBe('timeout');
+    expect(turn.exitCode).toBeNull();
+    expect(elapsed).toBeLessThan(8_000 + 2_000 + 3_000); // limit + SIGKILL grace + slack
+    await new Promise((r) => setTimeout(r, 200));
+    expect(processesIn(ctx.workspace, marker)).toEqual([]);
+  });
+
+  it('an abort signal cancels the turn and kills the process group', async () => {
+    const ac = new AbortController();
+    const ctx = await makeCtx({ signal: ac.signal });
+    const marker = `be slow cancel ${Date.now()}`;
+    setTimeout(() => ac.abort(), 1_500);
+    const turn = await oneTurn(ctx, marker, 60_000);
+    expect(turn.error?.kind).toBe('cancelled');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(processesIn(ctx.workspace, marker)).toEqual([]);
+  });
+
+  it('a missing binary is reported as kind "missing"', async () => {
+    const saved = process.env.SKILL_UP_GEMINI_CLI_BIN;
+    process.env.SKILL_UP_GEMINI_CLI_BIN = join(root, 'no-such-gemini');
+    try {
+      const ctx = await makeCtx();
+      const turn = await oneTurn(ctx, 'write hello');
+      expect(turn.error?.kind).toBe('missing');
+      expect(turn.error?.message).toContain('SKILL_UP_GEMINI_CLI_BIN');
+      await expect(geminiCliAdapter.check!(engine())).rejects.toThrow(/no such executable/);
+    } finally {
+      if (saved === undefined) delete process.env.SKILL_UP_GEMINI_CLI_BIN;
+      else process.env.SKILL_UP_GEMINI_CLI_BIN = saved;
+    }
+  });
+
+  it('a prompt starting with "-" is a prompt, and one over 100 kB goes through stdin', async () => {
+    const ctx = await makeCtx();
+    const dash = await oneTurn(ctx, '--write hello now');
+    expect(dash.error).toBeUndefined();
+    expect(dash.finalText).toBe('Wrote hello.txt');
+    const ctx2 = await makeCtx();
+    const big = `write hello ${'x'.repeat(150_000)}`;
+    const t = await oneTurn(ctx2, big);
+    expect(t.error).toBeUndefined();
+    expect(t.finalText).toBe('Wrote hello.txt');
+  }, 120_000);
+
+  it('the binary under test is the one resolved', () => {
+    expect(existsSync(binPath)).toBe(true);
+  });
+});
+
+describe('gemini_cli adapter (pure parts)', () => {
+  const baseCtx = (over: Partial<EngineContext> = {}): EngineContext => ({
+    jobId: 'case/with_skill/run-1',
+    engine: engine(),
+    case: caseSpec(),
+    variant: 'with_skill',
+    trial: 1,
+    workspace: '/w',
+    homeDir: '/h',
+    outputDir: '/o',
+    installedSkills: [],
+    baseEnv: {
+      PATH: '/usr/bin',
+      GEMINI_API_KEY: 'real-key',
+      GOOGLE_API_KEY: 'g-key',
+      GOOGLE_GENAI_USE_VERTEXAI: 'true',
+      GOOGLE_GEMINI_BASE_URL: 'https://proxy.example',
+      GEMINI_CLI_IDE_SERVER_PORT: '1234',
+    },
+    signal: new AbortController().signal,
+    deadline: Infinity,
+    modelBaseUrl: 'http://127.0.0.1:1234/',
+    ...over,
+  });
+
+  it('argv: the documented flags, --prompt= last, session preset or resumed', () => {
+    expect(buildGeminiArgs({ prompt: 'hi', model: 'm', sessionId: 'u' })).toEqual({
+      args: ['--output-format', 'stream-json', '--approval-mode', 'yolo', '--extensions', 'none', '-m', 'm', '--session-id', 'u', '--prompt=hi'],
+    });
+    expect(buildGeminiArgs({ prompt: '-x', resume: 'abc', sessionId: 'ignored' }).args).toEqual([
+      '--output-format', 'stream-json', '--approval-mode', 'yolo', '--extensions', 'none', '--resume', 'abc', '--prompt=-x',
+    ]);
+    const big = 'x'.repeat(200_000);
+    const r = buildGeminiArgs({ prompt: big });
+    expect(r.stdin).toBe(big);
+    expect(r.args.at(-1)).toBe('--prompt=');
+  });
+
+  it('env, scripted: isolated homes, job key, server URL, routing variables dropped', () => {
+    const env = buildGeminiEnv(baseCtx());
+    expect(env).toMatchObject({
+      HOME: '/h',
+      GEMINI_CLI_HOME: '/h',
+      TMPDIR: '/h/tmp',
+      XDG_CONFIG_HOME: '/h/.config',
+      GEMINI_CLI_TRUST_WORKSPACE: 'true',
+      GEMINI_CLI_NO_RELAUNCH: 'true',
+      GEMINI_TELEMETRY_ENABLED: 'false',
+      GEMINI_SANDBOX: 'false',
+      GEMINI_CLI_SYSTEM_SETTINGS_PATH: '/h/.gemini/no-system-settings.json',
+      GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:1234',
+      GEMINI_API_KEY: 'skill-up-job:case/with_skill/run-1',
+      PATH: '/usr/bin',
+    });
+    expect(env.GOOGLE_API_KEY).toBeUndefined();
+    expect(env.GOOGLE_GENAI_USE_VERTEXAI).toBeUndefined();
+    expect(env.GEMINI_CLI_IDE_SERVER_PORT).toBeUndefined();
+    expect(() => buildGeminiEnv(baseCtx({ modelBaseUrl: undefined }))).toThrow(/scripted/);
+  });
+
+  it('env, real model: credentials and base URL pass through; engine.model.baseUrl wins', () => {
+    const passthrough = buildGeminiEnv(baseCtx({ engine: engine({ model: { provider: 'google' } }), modelBaseUrl: undefined }));
+    expect(passthrough.GEMINI_API_KEY).toBe('real-key');
+    expect(passthrough.GOOGLE_API_KEY).toBe('g-key');
+    expect(passthrough.GOOGLE_GEMINI_BASE_URL).toBe('https://proxy.example');
+    expect(passthrough.GEMINI_CLI_IDE_SERVER_PORT).toBeUndefined();
+    const configured = buildGeminiEnv(baseCtx({ engine: engine({ model: { provider: 'google', baseUrl: 'https://gw.example/' } }) }));
+    expect(configured.GOOGLE_GEMINI_BASE_URL).toBe('https://gw.example');
+  });
+
+  it('settings: api-key auth, no telemetry or updates, bounded retries when scripted, max turns, built-in skills off', () => {
+    const s = buildGeminiSettings(baseCtx({ case: caseSpec(6) }));
+    expect(s).toMatchObject({
+      security: { auth: { selectedType: 'gemini-api-key' } },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: 1, retryFetchErrors: false },
+      model: { maxSessionTurns: 6 },
+      skills: { disabled: ['skill-creator', 'antigravity-support'] },
+    });
+    expect(JSON.stringify(s)).not.toContain('real-key');
+    const real = buildGeminiSettings(baseCtx({ engine: engine({ model: { provider: 'google' } }), case: caseSpec(0), installedSkills: ['skill-creator'] }));
+    expect(real.general.maxAttempts).toBeUndefined();
+    expect(real.model.maxSessionTurns).toBe(-1);
+    expect(real.skills.disabled).toEqual(['antigravity-support']);
+    const vertex = buildGeminiSettings(baseCtx({ engine: engine({ model: { provider: 'google' } }), baseEnv: { GOOGLE_GENAI_USE_VERTEXAI: 'true' } }));
+    expect(vertex.security.auth).toEqual({ selectedType: 'vertex-ai' });
+  });
+
+  it('error precedence: start failure, timeout, cancel, stream error, exit code, missing result', () => {
+    const ok = parseGeminiStream('{"type":"init","session_id":"s"}\n{"type":"result","status":"success","stats":{}}');
+    const api = parseGeminiStream('{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: x]"},"stats":{}}');
+    const none = parseGeminiStream('');
+    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
+    expect(decideError({ ...base, exitCode: null, startError: 'spawn /x ENOENT' }, none, 1000, '')?.kind).toBe('missing');
+    expect(decideError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
+    expect(decideError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
+    expect(decideError({ ...base, exitCode: 244 }, api, 1000, 'stack')).toEqual({ kind: 'api', message: '[API Error: x]' });
+    expect(decideError({ ...base, exitCode: 41 }, none, 1000, 'Invalid auth method selected.\n')).toEqual({ kind: 'crash', message: 'exited with code 41: Invalid auth method selected.' });
+    expect(decideError(base, none, 1000, '')?.kind).toBe('protocol');
+    expect(decideError(base, ok, 1000, '')).toBeUndefined();
+  });
+
+  it('the adapter contract', () => {
+    expect(geminiCliAdapter).toMatchObject({ name: 'gemini_cli', npmPackage: '@google/gemini-cli', skillDirs: ['.agents/skills', '.gemini/skills'], supportsResume: true });
+  });
+});

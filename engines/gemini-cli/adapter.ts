@@ -1,0 +1,391 @@
+/**
+ * The Gemini CLI engine adapter (`engine.name: gemini_cli`).
+ *
+ * Drives the `gemini` CLI (npm `@google/gemini-cli`, verified with 0.61.0) headless with
+ * stream-json output, one process per user turn; the first turn presets the session id
+ * (`--session-id`), later turns `--resume` it. The exact command line, environment and
+ * settings are in README.md beside this file; the facts behind them are in
+ * shared/engines/opencode-gemini-qwen-docker.md §3 and the package's own docs
+ * (`bundle/docs/cli/headless.md`, `cli/skills.md`, `reference/configuration.md`), each
+ * re-checked against the real binary by adapter.test.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { EngineConfig } from '../../src/config/types.js';
+import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
+import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
+import {
+  EngineUnavailable,
+  blankTurn,
+  type EngineAdapter,
+  type EngineContext,
+  type EngineError,
+  type TranscriptTurn,
+  type TurnRequest,
+} from '../../src/engine/types.js';
+import { GeminiStreamParser, type GeminiRawStats, type GeminiStreamSummary } from './parse.js';
+
+/** npm package and executable name (also in src/engine/known.ts). */
+export const GEMINI_NPM_PACKAGE = '@google/gemini-cli';
+export const GEMINI_BIN = 'gemini';
+
+/** Prompts longer than this many bytes go to stdin instead of argv (Linux caps one argument at 128 KiB). */
+const MAX_ARGV_PROMPT_BYTES = 100_000;
+
+/** Model passed as `-m` with a scripted model when `engine.model.name` is unset. Any name
+ * works against the scripted server; passing one always skips the CLI's model-router call. */
+export const DEFAULT_SCRIPTED_MODEL = 'gemini-2.5-flash';
+
+/** Skills Gemini CLI 0.61.0 always lists (bundled in the package); disabled so the model's
+ * listing holds only the skills under test (shared doc §3 "Skills"). */
+export const BUILTIN_SKILLS = ['skill-creator', 'antigravity-support'] as const;
+
+/** Variables removed from the environment when the model is scripted, because each would pick
+ * another auth method or send traffic somewhere other than the scripted server. */
+const NON_SCRIPTED_ROUTING_VARS = [
+  'GOOGLE_API_KEY',
+  'GOOGLE_GENAI_USE_VERTEXAI',
+  'GOOGLE_GENAI_USE_GCA',
+  'GOOGLE_CLOUD_PROJECT',
+  'GOOGLE_CLOUD_PROJECT_ID',
+  'GOOGLE_CLOUD_LOCATION',
+  'GOOGLE_CLOUD_QUOTA_PROJECT',
+  'GOOGLE_CLOUD_UNIVERSE_DOMAIN',
+  'GOOGLE_CLOUD_ACCESS_TOKEN',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+  'GOOGLE_VERTEX_BASE_URL',
+  'GEMINI_CLI_USE_COMPUTE_ADC',
+  'GEMINI_API_KEY_AUTH_MECHANISM',
+  'GEMINI_CLI_CUSTOM_HEADERS',
+  'CODE_ASSIST_ENDPOINT',
+  'CODE_ASSIST_API_VERSION',
+  'CLOUD_SHELL',
+  'GEMINI_MODEL',
+];
+
+/** Variables always removed: an IDE companion's connection (a run must not talk to the
+ * user's editor) and system-prompt overrides meant for the user's own sessions. */
+const ALWAYS_DROPPED_VARS = [
+  'GEMINI_CLI_IDE_SERVER_PORT',
+  'GEMINI_CLI_IDE_WORKSPACE_PATH',
+  'GEMINI_CLI_IDE_PID',
+  'GEMINI_CLI_IDE_AUTH_TOKEN',
+  'GEMINI_CLI_IDE_SERVER_STDIO_COMMAND',
+  'GEMINI_CLI_IDE_SERVER_STDIO_ARGS',
+  'GEMINI_CLI_TRUSTED_FOLDERS_PATH',
+  'GEMINI_SYSTEM_MD',
+  'GEMINI_WRITE_SYSTEM_MD',
+];
+
+/** Per-job state made by `prepare`. */
+export interface GeminiPrepared {
+  /** Absolute path of the `gemini` executable; unset when it could not be resolved. */
+  bin?: string;
+  /** Where `bin` came from (`SKILL_UP_GEMINI_CLI_BIN`, PATH, cache). */
+  binSource?: 'env' | 'path' | 'cache';
+  /** Why the engine cannot run (every turn then ends with an error of kind `missing`). */
+  missing?: string;
+  /** The complete environment of every `gemini` process of the job (holds no file-written secret). */
+  env: Record<string, string | undefined>;
+  /** `GEMINI_CLI_HOME` of the job (= `HOME` = `ctx.homeDir`); gemini keeps its state in `<it>/.gemini/`. */
+  geminiHome: string;
+  /** The settings written to `<geminiHome>/.gemini/settings.json`. */
+  settings: GeminiSettings;
+  /** `-m` value: `engine.model.name`, else DEFAULT_SCRIPTED_MODEL when scripted, else none (the CLI's default routing). */
+  model?: string;
+  /** Whether the model is skill-up's scripted server. */
+  scripted: boolean;
+  /** Session id → that session's last raw `result.stats` (to make tokens per turn if cumulative). */
+  statsBySession: Map<string, GeminiRawStats>;
+}
+
+/** The user-level settings.json of a job (keys from bundle/docs/reference/configuration.md). */
+export interface GeminiSettings {
+  security: { auth?: { selectedType: string }; folderTrust: { enabled: boolean } };
+  privacy: { usageStatisticsEnabled: boolean };
+  telemetry: { enabled: boolean };
+  general: {
+    enableAutoUpdate: boolean;
+    enableAutoUpdateNotification: boolean;
+    checkpointing: { enabled: boolean };
+    maxAttempts?: number;
+    retryFetchErrors?: boolean;
+  };
+  model: { maxSessionTurns: number };
+  skills: { disabled: string[] };
+  ui: { hideTips: boolean; showCompatibilityWarnings: boolean };
+}
+
+/** True when `engine.model.provider` is `scripted`. */
+export function isScripted(engine: EngineConfig): boolean {
+  return engine.model.provider === 'scripted';
+}
+
+/**
+ * The settings of one job:
+ * - `security.auth.selectedType: "gemini-api-key"` when scripted, or when a base URL or
+ *   `GEMINI_API_KEY` is in use (without it, `GOOGLE_GEMINI_BASE_URL` makes the CLI pick the
+ *   `gateway` auth type and exit 41 "Invalid auth method selected", shared doc §3);
+ *   `vertex-ai` when `GOOGLE_GENAI_USE_VERTEXAI` is true; else left to the CLI.
+ * - telemetry, usage statistics, auto-update and its notification, checkpointing: off; the
+ *   trust dialog off (`GEMINI_CLI_TRUST_WORKSPACE` also trusts the workspace, so `yolo` stays
+ *   `yolo`).
+ * - scripted only: `general.maxAttempts: 1` and `general.retryFetchErrors: false`, so a
+ *   scripted 500/429 or an unreachable server ends the turn at once (defaults: 10 attempts
+ *   with backoff; "still retrying after 120 s" for an unreachable endpoint, shared doc §6).
+ * - `model.maxSessionTurns`: the case's `max_turns` (model requests per invocation; exit 53
+ *   when reached), -1 (unlimited) when ≤ 0.
+ * - `skills.disabled`: the built-in skills, except any of the same name under test.
+ */
+export function buildGeminiSettings(ctx: EngineContext): GeminiSettings {
+  const scripted = isScripted(ctx.engine);
+  const env = ctx.baseEnv;
+  let selectedType: string | undefined;
+  if (scripted || ctx.engine.model.baseUrl || env.GEMINI_API_KEY) selectedType = 'gemini-api-key';
+  else if (/^(true|1)$/i.test(env.GOOGLE_GENAI_USE_VERTEXAI ?? '')) selectedType = 'vertex-ai';
+  const maxTurns = ctx.case.maxTurns;
+  return {
+    security: { ...(selectedType ? { auth: { selectedType } } : {}), folderTrust: { enabled: false } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: {
+      enableAutoUpdate: false,
+      enableAutoUpdateNotification: false,
+      checkpointing: { enabled: false },
+      ...(scripted ? { maxAttempts: 1, retryFetchErrors: false } : {}),
+    },
+    model: { maxSessionTurns: maxTurns > 0 ? maxTurns : -1 },
+    skills: { disabled: BUILTIN_SKILLS.filter((s) => !ctx.installedSkills.includes(s)) },
+    ui: { hideTips: true, showCompatibilityWarnings: false },
+  };
+}
+
+/**
+ * The environment of one job's `gemini` processes: `ctx.baseEnv` plus
+ * `HOME` = `GEMINI_CLI_HOME` = `<homeDir>` (gemini's user dir is `$GEMINI_CLI_HOME/.gemini`; user
+ * skills are read from there, not from `$HOME`), `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under it,
+ * `TMPDIR=<homeDir>/tmp` (the CLI writes `gemini-client-error-*.json` reports to the OS temp
+ * dir), `GEMINI_CLI_SYSTEM_SETTINGS_PATH` / `GEMINI_CLI_SYSTEM_DEFAULTS_PATH` pointing at absent
+ * files in the job home (no machine-wide `/etc/gemini-cli` settings leak in),
+ * `GEMINI_CLI_TRUST_WORKSPACE=true`, `GEMINI_CLI_NO_RELAUNCH=true` (no second node process:
+ * halves start-up, measured 2.5 s vs 4.8–5.4 s on a loaded 2-core machine),
+ * `GEMINI_TELEMETRY_ENABLED=false`, `GEMINI_SANDBOX=false`, the variables of
+ * ALWAYS_DROPPED_VARS removed, and:
+ * - scripted model: `GOOGLE_GEMINI_BASE_URL=<ctx.modelBaseUrl>` and
+ *   `GEMINI_API_KEY=skill-up-job:<ctx.jobId>` (the scripted server files each exchange under
+ *   the job id the key carries), with NON_SCRIPTED_ROUTING_VARS removed;
+ * - otherwise: `GOOGLE_GEMINI_BASE_URL=<engine.model.baseUrl>` when set (else the
+ *   environment's), and `GEMINI_API_KEY` (or other credentials) exactly as in the environment.
+ *
+ * @throws EngineUnavailable when the model is scripted but no server URL was given.
+ */
+export function buildGeminiEnv(ctx: EngineContext): Record<string, string | undefined> {
+  const scripted = isScripted(ctx.engine);
+  const env: Record<string, string | undefined> = { ...ctx.baseEnv };
+  for (const v of ALWAYS_DROPPED_VARS) delete env[v];
+  env.HOME = ctx.homeDir;
+  env.GEMINI_CLI_HOME = ctx.homeDir;
+  env.XDG_CONFIG_HOME = join(ctx.homeDir, '.config');
+  env.XDG_CACHE_HOME = join(ctx.homeDir, '.cache');
+  env.XDG_DATA_HOME = join(ctx.homeDir, '.local', 'share');
+  env.XDG_STATE_HOME = join(ctx.homeDir, '.local', 'state');
+  env.TMPDIR = join(ctx.homeDir, 'tmp');
+  env.GEMINI_CLI_SYSTEM_SETTINGS_PATH = join(ctx.homeDir, '.gemini', 'no-system-settings.json');
+  env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH = join(ctx.homeDir, '.gemini', 'no-system-defaults.json');
+  env.GEMINI_CLI_TRUST_WORKSPACE = 'true';
+  env.GEMINI_CLI_NO_RELAUNCH = 'true';
+  env.GEMINI_TELEMETRY_ENABLED = 'false';
+  env.GEMINI_SANDBOX = 'false';
+  if (scripted) {
+    if (!ctx.modelBaseUrl) throw new EngineUnavailable('gemini_cli: engine.model.provider is "scripted" but no scripted model server was started');
+    for (const v of NON_SCRIPTED_ROUTING_VARS) delete env[v];
+    env.GOOGLE_GEMINI_BASE_URL = ctx.modelBaseUrl.replace(/\/+$/, '');
+    env.GEMINI_API_KEY = ctx.jobId ? `skill-up-job:${ctx.jobId}` : 'skill-up-scripted';
+  } else if (ctx.engine.model.baseUrl) {
+    env.GOOGLE_GEMINI_BASE_URL = ctx.engine.model.baseUrl.replace(/\/+$/, '');
+  }
+  return env;
+}
+
+/**
+ * The argv of one turn (without the executable):
+ * `--output-format stream-json --approval-mode yolo --extensions none [-m <model>]
+ *  (--session-id <uuid> | --resume <id>) --prompt=<prompt>`.
+ * The prompt is attached with `=` so one starting with `-` stays a prompt (verified: a bare
+ * `-p "--write …"` is rejected); a prompt over 100 000 bytes is sent on stdin with an empty
+ * `--prompt=` instead (gemini appends `-p` to its stdin input; verified).
+ */
+export function buildGeminiArgs(opts: { prompt: string; model?: string; resume?: string; sessionId?: string }): { args: string[]; stdin?: string } {
+  const args = ['--output-format', 'stream-json', '--approval-mode', 'yolo', '--extensions', 'none'];
+  if (opts.model) args.push('-m', opts.model);
+  if (opts.resume) args.push('--resume', opts.resume);
+  else if (opts.sessionId) args.push('--session-id', opts.sessionId);
+  if (Buffer.byteLength(opts.prompt, 'utf8') > MAX_ARGV_PROMPT_BYTES) {
+    args.push('--prompt=');
+    return { args, stdin: opts.prompt };
+  }
+  args.push(`--prompt=${opts.prompt}`);
+  return { args };
+}
+
+/** Reads a stream-json file line by line into the parser (any size, bounded memory per line). */
+async function parseFile(file: string, parser: GeminiStreamParser): Promise<void> {
+  let stream;
+  try {
+    stream = createReadStream(file, { encoding: 'utf8' });
+    const rl = createInterface({ input: stream, crlfDelay: Infinity });
+    for await (const line of rl) parser.push(line);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  } finally {
+    stream?.destroy();
+  }
+}
+
+/**
+ * Decides a turn's error from the process outcome and the parsed stream, in this order:
+ * could not start (ENOENT/EACCES → `missing`, else `crash`), `timeout`, `cancelled`, the error
+ * the stream reports (see `GeminiStreamSummary.error`; API errors exit with the HTTP status
+ * mod 256, e.g. 244 for a 500, 173 for a 429, 1 for an unreachable server), a non-zero exit or a
+ * signal (`crash` with the stderr tail), and finally an exit 0 without a `result` line
+ * (`protocol`).
+ */
+export function decideError(r: ProcResult, parsed: GeminiStreamSummary, timeoutMs: number, stderrTail: string): EngineError | undefined {
+  if (r.startError) {
+    const missing = /ENOENT|EACCES/.test(r.startError);
+    return { kind: missing ? 'missing' : 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
+  }
+  if (r.timedOut) return { kind: 'timeout', message: describeFailure(r, timeoutMs, '') };
+  if (r.cancelled) return { kind: 'cancelled', message: describeFailure(r, timeoutMs, '') };
+  if (parsed.error) return parsed.error;
+  if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
+  if (!parsed.hasResult) return { kind: 'protocol', message: 'gemini exited 0 without a "result" line in its stream-json output' };
+  return undefined;
+}
+
+function stderrLine(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/** The adapter. One instance serves every job. */
+export const geminiCliAdapter: EngineAdapter<GeminiPrepared> = {
+  name: 'gemini_cli',
+  npmPackage: GEMINI_NPM_PACKAGE,
+  // Both are scanned (cli/skills.md "Discovery tiers"); within the workspace tier the
+  // `.agents/skills` alias wins over `.gemini/skills`, so the skill under test is installed there.
+  skillDirs: ['.agents/skills', '.gemini/skills'],
+  supportsResume: true,
+
+  /**
+   * Resolves `gemini` (installing a pinned `engine.version` into the cache, with one progress
+   * line on stderr) and returns the version it reports (`gemini --version` → `0.61.0`).
+   * @throws EngineUnavailable when it cannot be resolved, installed or run.
+   */
+  async check(engine: EngineConfig): Promise<{ version?: string }> {
+    const r = await resolveEngineBinary({ npmPackage: GEMINI_NPM_PACKAGE, bin: GEMINI_BIN, version: engine.version, engine: 'gemini_cli', onProgress: stderrLine });
+    return { version: await probeVersion(r.path) };
+  },
+
+  /**
+   * Resolves the executable (`SKILL_UP_GEMINI_CLI_BIN`, then the pinned version in the cache,
+   * else PATH, else the newest cached version), writes `<homeDir>/.gemini/settings.json`
+   * (`buildGeminiSettings`, no secrets), creates `<homeDir>/tmp` and builds the environment
+   * (`buildGeminiEnv`). A binary that cannot be found is not thrown: every turn then reports
+   * `error.kind = 'missing'`.
+   * @throws EngineUnavailable when the model is scripted but `ctx.modelBaseUrl` is unset.
+   */
+  async prepare(ctx: EngineContext): Promise<GeminiPrepared> {
+    const env = buildGeminiEnv(ctx);
+    const settings = buildGeminiSettings(ctx);
+    await mkdir(join(ctx.homeDir, '.gemini'), { recursive: true });
+    await mkdir(join(ctx.homeDir, 'tmp'), { recursive: true });
+    await writeFile(join(ctx.homeDir, '.gemini', 'settings.json'), JSON.stringify(settings, null, 2) + '\n');
+    const scripted = isScripted(ctx.engine);
+    const model = ctx.engine.model.name ?? (scripted ? DEFAULT_SCRIPTED_MODEL : undefined);
+    const prepared: GeminiPrepared = { env, geminiHome: ctx.homeDir, settings, scripted, statsBySession: new Map(), ...(model ? { model } : {}) };
+    try {
+      const r = await resolveEngineBinary({
+        npmPackage: GEMINI_NPM_PACKAGE,
+        bin: GEMINI_BIN,
+        version: ctx.engine.version,
+        engine: 'gemini_cli',
+        onProgress: stderrLine,
+      });
+      prepared.bin = r.path;
+      prepared.binSource = r.source;
+    } catch (e) {
+      if (!(e instanceof EngineUnavailable)) throw e;
+      prepared.missing = e.message;
+    }
+    return prepared;
+  },
+
+  /**
+   * Runs one turn: `gemini <buildGeminiArgs>` in the workspace with the job's environment,
+   * stdout → `outputs/turn-<n>.stream.jsonl`, stderr → `outputs/turn-<n>.stderr.txt` (both
+   * under `ctx.outputDir`; stdout goes to a file, so it is always fully drained — gemini dies
+   * of EPIPE before calling the model if its stdout is closed early, shared doc §3), limited
+   * to the smaller of `turn.timeoutMs` and the job deadline and killed (whole process group) on
+   * `ctx.signal`. The first turn presets a fresh session UUID (`--session-id`), so the id is
+   * known even if the process dies before printing it; later turns pass `--resume <id>` (same
+   * cwd and GEMINI_CLI_HOME, which the job keeps). Never throws for engine failures.
+   *
+   * `durationMs` is the wall time of the process (spawn to exit, ms); tokens are this
+   * invocation's (`result.stats`); gemini reports no cost (`costUsd` unset); `skillsListed` is
+   * unset (the listing is sent to the model but not printed; the scripted server's exchange
+   * log has it).
+   */
+  async runTurn(ctx: EngineContext, prepared: GeminiPrepared, turn: TurnRequest): Promise<TranscriptTurn> {
+    const base = blankTurn(turn, { sessionId: turn.sessionId });
+    if (!prepared.bin) {
+      return { ...base, error: { kind: 'missing', message: prepared.missing ?? 'gemini executable not found' } };
+    }
+    const stdoutRel = `outputs/turn-${turn.index}.stream.jsonl`;
+    const stderrRel = `outputs/turn-${turn.index}.stderr.txt`;
+    const stdoutFile = join(ctx.outputDir, stdoutRel);
+    const stderrFile = join(ctx.outputDir, stderrRel);
+    await mkdir(join(ctx.outputDir, 'outputs'), { recursive: true });
+
+    const newSession = turn.sessionId ? undefined : randomUUID();
+    const { args, stdin } = buildGeminiArgs({ prompt: turn.prompt, model: prepared.model, resume: turn.sessionId, sessionId: newSession });
+    const untilDeadline = Number.isFinite(ctx.deadline) ? ctx.deadline - Date.now() : Infinity;
+    const timeoutMs = Math.max(0, Math.min(turn.timeoutMs, untilDeadline));
+
+    const r = await runProcess(prepared.bin, args, {
+      cwd: ctx.workspace,
+      env: prepared.env,
+      stdoutFile,
+      stderrFile,
+      timeoutMs,
+      signal: ctx.signal,
+      input: stdin,
+    });
+
+    const maxTurns = ctx.case.maxTurns;
+    const previous = turn.sessionId ? prepared.statsBySession.get(turn.sessionId) : undefined;
+    const parser = new GeminiStreamParser({ ...(maxTurns > 0 ? { maxTurns } : {}), ...(previous ? { previous } : {}) });
+    await parseFile(stdoutFile, parser);
+    const parsed = parser.finish();
+    const sessionId = parsed.sessionId ?? turn.sessionId ?? newSession;
+    if (sessionId && parsed.rawStats) prepared.statsBySession.set(sessionId, parsed.rawStats);
+
+    const stderrTail = r.exitCode === 0 && !r.startError ? '' : await readTail(stderrFile, 4096);
+    const error = decideError(r, parsed, timeoutMs, stderrTail);
+    const turnOut: TranscriptTurn = {
+      ...base,
+      finalText: parsed.finalText,
+      toolCalls: parsed.toolCalls,
+      skillActivations: parsed.skillActivations,
+      usage: parsed.usage,
+      durationMs: Math.round(r.durationMs),
+      exitCode: r.exitCode,
+      rawFiles: [stdoutRel, stderrRel],
+    };
+    if (sessionId) turnOut.sessionId = sessionId;
+    if (error) turnOut.error = error;
+    return turnOut;
+  },
+};

@@ -1,0 +1,419 @@
+/**
+ * The OpenCode adapter against the REAL `opencode` binary (opencode-ai@1.18.33) and skill-up's
+ * scripted model server (src/model/, OpenAI Chat Completions). Nothing leaves 127.0.0.1.
+ *
+ * The binary is `SKILL_UP_OPENCODE_BIN`, which the global set-up (test/setup/engines.ts)
+ * installs into a test cache with the same resolver a run uses. When it cannot be had, the tests
+ * FAIL with the reason: they are never skipped. OpenCode also needs `rg` (ripgrep) on PATH.
+ */
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CaseSpec, EngineConfig } from '../../src/config/types.js';
+import type { EngineContext, TranscriptTurn } from '../../src/engine/types.js';
+import { parseModelScript } from '../../src/model/script.js';
+import { startModelServer, type ModelServer } from '../../src/model/server.js';
+import {
+  buildOpencodeArgs,
+  buildOpencodeConfig,
+  buildOpencodeEnv,
+  decideOpencodeError,
+  opencodeAdapter,
+  opencodeModel,
+  openaiBaseUrl,
+  ripgrepOnPath,
+} from './adapter.js';
+import { parseOpencodeJson } from './parse.js';
+
+const VERSION = '1.18.33';
+
+const SCRIPT = `
+rules:
+  - name: fail
+    when: { prompt_contains: "please fail" }
+    error: { status: 500, message: "scripted failure for the opencode test" }
+  - name: slow
+    when: { prompt_contains: "be slow" }
+    delay_ms: 120000
+    reply: [ { say: "too late" } ]
+  - name: load-skill
+    when: { prompt_contains: "greet", skill_listed: hello, skill_loaded: false }
+    reply: [ { use_skill: hello } ]
+  - name: after-skill
+    when: { skill_loaded: hello }
+    reply:
+      - { write_file: { path: greeting.txt, content: "Hello, World!\\n" } }
+      - { say: "Greeted as the skill says." }
+  - name: write
+    when: { prompt_contains: "write hello" }
+    reply:
+      - { write_file: { path: hello.txt, content: "hi\\n" } }
+      - { say: "Wrote hello.txt" }
+  - name: loop
+    when: { prompt_contains: "loop forever" }
+    reply:
+      - { run: "true" }
+      - { run: "true" }
+      - { run: "true" }
+      - { run: "true" }
+      - { say: "never reached" }
+  - name: second-turn
+    when: { turn: 2 }
+    reply: [ { say: "Turn {{turn}}: earlier I wrote hello.txt." } ]
+  - name: echo
+    when: { prompt_contains: "echo:" }
+    reply: [ { say: "You said <{{prompt}}>" } ]
+  - reply: [ { say: "I don't know how to do that." } ]
+`;
+
+const SKILL_MD = `---
+name: hello
+description: Greets the user warmly. Use when the user asks for a greeting.
+---
+# Hello
+Write greeting.txt with "Hello, World!".
+`;
+
+let server: ModelServer;
+let root: string;
+let binPath: string;
+
+const engine = (over: Partial<EngineConfig> = {}): EngineConfig => ({
+  name: 'opencode',
+  displayName: 'opencode',
+  version: VERSION,
+  model: { provider: 'scripted' },
+  kwargs: {},
+  ...over,
+});
+
+const caseSpec = (maxTurns = 10): CaseSpec =>
+  ({
+    id: 'opencode-adapter-test',
+    file: '/dev/null',
+    tags: [],
+    turns: [],
+    context: { files: {} },
+    timeoutSeconds: -1,
+    maxTurns,
+    trials: 1,
+    expect: { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [] },
+    judges: [],
+    collectArtifacts: [],
+  }) as unknown as CaseSpec;
+
+let jobs = 0;
+async function makeCtx(opts: { skill?: boolean; maxTurns?: number; signal?: AbortSignal; engine?: EngineConfig } = {}): Promise<EngineContext> {
+  const n = ++jobs;
+  const dir = join(root, `job-${n}`);
+  const ctx: EngineContext = {
+    jobId: `opencode-adapter-test/job-${n}`,
+    engine: opts.engine ?? engine(),
+    case: caseSpec(opts.maxTurns),
+    variant: opts.skill ? 'with_skill' : 'without_skill',
+    trial: 1,
+    workspace: join(dir, 'workspace'),
+    homeDir: join(dir, 'home'),
+    outputDir: join(dir, 'out'),
+    installedSkills: opts.skill ? ['hello'] : [],
+    // An inherited PWD naming another folder, as when skill-up runs from a shell: it must not win.
+    baseEnv: { PATH: process.env.PATH, LANG: 'C.UTF-8', PWD: root },
+    signal: opts.signal ?? new AbortController().signal,
+    deadline: Infinity,
+    modelBaseUrl: server.url,
+  };
+  await mkdir(ctx.workspace, { recursive: true });
+  if (opts.skill) {
+    const at = join(ctx.workspace, opencodeAdapter.skillDirs[0]!, 'hello');
+    await mkdir(at, { recursive: true });
+    await writeFile(join(at, 'SKILL.md'), SKILL_MD);
+  }
+  return ctx;
+}
+
+async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 90_000): Promise<TranscriptTurn> {
+  const prepared = await opencodeAdapter.prepare(ctx);
+  return opencodeAdapter.runTurn(ctx, prepared, { index: 1, prompt, history: [prompt], timeoutMs });
+}
+
+/** PIDs of live processes whose cwd is `dir` or whose environment mentions `home`. */
+function processesOf(dir: string, home: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const state = /State:\s+(\w)/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))?.[1];
+      if (state === 'Z') continue;
+      const cwd = readlinkSync(`/proc/${name}/cwd`);
+      const env = readFileSync(`/proc/${name}/environ`, 'utf8');
+      if (cwd === dir || env.includes(`HOME=${home}\0`)) found.push(Number(name));
+    } catch {
+      /* gone meanwhile, or not ours to read */
+    }
+  }
+  return found;
+}
+
+describe('opencode adapter (real binary, scripted model)', () => {
+  beforeAll(async () => {
+    binPath = process.env.SKILL_UP_OPENCODE_BIN ?? '';
+    if (!binPath) throw new Error('SKILL_UP_OPENCODE_BIN is not set: run the tests through vitest.config.ts (its global set-up installs OpenCode)');
+    if (!(await ripgrepOnPath(process.env.PATH))) throw new Error('opencode needs ripgrep (`rg`) on PATH for its skill tool: apt-get install ripgrep');
+    server = await startModelServer({ script: parseModelScript(SCRIPT, 'opencode-adapter-test.yaml') });
+    root = await mkdtemp(join(tmpdir(), 'skill-up-opencode-test-'));
+  }, 600_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it('check() reports the binary version', async () => {
+    await expect(opencodeAdapter.check!(engine())).resolves.toEqual({ version: VERSION });
+  }, 60_000);
+
+  it('one turn that writes a file', async () => {
+    const ctx = await makeCtx();
+    const t0 = performance.now();
+    const turn = await oneTurn(ctx, 'Please write hello.txt for me');
+    const wall = performance.now() - t0;
+    console.log(`one scripted opencode turn (write + final answer): process ${turn.durationMs} ms, prepare+run ${wall.toFixed(0)} ms`);
+    expect(turn.error).toBeUndefined();
+    expect(turn.exitCode).toBe(0);
+    expect(turn.finalText).toBe('Wrote hello.txt');
+    expect(await readFile(join(ctx.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
+    expect(turn.toolCalls).toEqual([{ name: 'write', input: { filePath: join(ctx.workspace, 'hello.txt'), content: 'hi\n' }, output: 'Wrote file successfully.', isError: false }]);
+    expect(turn.skillActivations).toEqual([]);
+    expect(turn.usage.input).toBeGreaterThan(0);
+    expect(turn.usage.output).toBeGreaterThan(0);
+    expect(turn.costUsd).toBe(0);
+    expect(turn.sessionId).toMatch(/^ses_/);
+    expect(turn.rawFiles).toEqual(['outputs/turn-1.opencode.jsonl', 'outputs/turn-1.stderr.txt']);
+    for (const f of turn.rawFiles) expect(existsSync(join(ctx.outputDir, f))).toBe(true);
+    // Two model calls, both filed under the job; no title call (--title); the session id rides along.
+    const exchanges = server.requestsFor(ctx.jobId!);
+    expect(exchanges.map((e) => e.conversation?.engine)).toEqual(['opencode', 'opencode']);
+    expect(exchanges.every((e) => e.sessionId === turn.sessionId)).toBe(true);
+    // Isolation: the config and the session database live in the job's home.
+    expect(existsSync(join(ctx.homeDir, '.config', 'opencode', 'opencode.json'))).toBe(true);
+    expect(existsSync(join(ctx.homeDir, '.local', 'share', 'opencode', 'opencode.db'))).toBe(true);
+    const again = parseOpencodeJson(await readFile(join(ctx.outputDir, turn.rawFiles[0]!), 'utf8'));
+    expect(again.finalText).toBe(turn.finalText);
+  }, 120_000);
+
+  it('a skill installed in .opencode/skills is listed and activated through the skill tool', async () => {
+    const ctx = await makeCtx({ skill: true });
+    const turn = await oneTurn(ctx, 'Please greet me');
+    expect(turn.error).toBeUndefined();
+    expect(turn.skillActivations).toEqual([{ skill: 'hello', via: 'skill tool' }]);
+    expect(turn.toolCalls.map((c) => c.name)).toEqual(['skill', 'write']);
+    expect(turn.toolCalls[0]!.output).toContain('<skill_content name="hello">');
+    expect(turn.finalText).toBe('Greeted as the skill says.');
+    expect(await readFile(join(ctx.workspace, 'greeting.txt'), 'utf8')).toBe('Hello, World!\n');
+    const exchanges = server.requestsFor(ctx.jobId!);
+    expect(exchanges).toHaveLength(3);
+    // OpenCode always lists its built-in customize-opencode skill beside the workspace's.
+    for (const e of exchanges) expect(e.conversation?.skillsListed).toEqual(['customize-opencode', 'hello']);
+  }, 120_000);
+
+  it('without the skill it is not listed and the model falls through', async () => {
+    const ctx = await makeCtx({ skill: false });
+    const turn = await oneTurn(ctx, 'Please greet me');
+    expect(turn.error).toBeUndefined();
+    expect(turn.skillActivations).toEqual([]);
+    expect(turn.finalText).toBe("I don't know how to do that.");
+    const exchanges = server.requestsFor(ctx.jobId!);
+    expect(exchanges).toHaveLength(1);
+    expect(exchanges[0]!.conversation?.skillsListed).toEqual(['customize-opencode']);
+  }, 120_000);
+
+  it('two turns: the second continues the first session and sees it', async () => {
+    const ctx = await makeCtx();
+    const prepared = await opencodeAdapter.prepare(ctx);
+    const t1 = await opencodeAdapter.runTurn(ctx, prepared, { index: 1, prompt: 'write hello please', history: ['write hello please'], timeoutMs: 90_000 });
+    expect(t1.error).toBeUndefined();
+    const t2 = await opencodeAdapter.runTurn(ctx, prepared, {
+      index: 2,
+      prompt: 'What did you do?',
+      sessionId: t1.sessionId,
+      history: ['write hello please', 'What did you do?'],
+      timeoutMs: 90_000,
+    });
+    expect(t2.error).toBeUndefined();
+    expect(t2.sessionId).toBe(t1.sessionId);
+    expect(t2.finalText).toBe('Turn 2: earlier I wrote hello.txt.');
+    expect(t2.toolCalls).toEqual([]);
+    expect(t2.rawFiles).toEqual(['outputs/turn-2.opencode.jsonl', 'outputs/turn-2.stderr.txt']);
+    const last = server.requestsFor(ctx.jobId!).at(-1)!;
+    expect(last.conversation).toMatchObject({ turn: 2, prompt: 'What did you do?', replies: 0 });
+    // Per-turn tokens: turn 2 made one model call, turn 1 two.
+    expect(t2.usage.input).toBeGreaterThan(0);
+    expect(t2.usage.input).toBeLessThan(t1.usage.input);
+  }, 180_000);
+
+  it('an HTTP 500 from the model is an api error carrying the API message, fast', async () => {
+    const ctx = await makeCtx();
+    const t0 = performance.now();
+    const turn = await oneTurn(ctx, 'please fail now');
+    expect(performance.now() - t0).toBeLessThan(45_000); // retry-after-ms: 0 makes OpenCode's 5 retries immediate
+    expect(turn.error).toEqual({ kind: 'api', message: 'scripted failure for the opencode test (HTTP 500)' });
+    expect(turn.exitCode).toBe(1);
+  }, 120_000);
+
+  it('more model calls than max_turns is a protocol error', async () => {
+    const ctx = await makeCtx({ maxTurns: 2 });
+    const turn = await oneTurn(ctx, 'loop forever');
+    expect(turn.error).toEqual({ kind: 'protocol', message: 'max turns reached (2)' });
+    expect(turn.toolCalls.map((c) => c.name)).toEqual(['bash', 'bash']);
+  }, 120_000);
+
+  it('a model that never answers is a timeout within the limit, leaving no process behind', async () => {
+    const ctx = await makeCtx();
+    const t0 = performance.now();
+    const turn = await oneTurn(ctx, 'be slow please', 8_000);
+    const elapsed = performance.now() - t0;
+    expect(turn.error?.kind).toBe('timeout');
+    expect(turn.error?.message).toBe('timed out after 8.0 s (process group killed)');
+    expect(turn.exitCode).toBeNull();
+    expect(elapsed).toBeLessThan(8_000 + 2_000 + 3_000); // limit + SIGKILL grace + slack
+    await new Promise((r) => setTimeout(r, 300));
+    expect(processesOf(ctx.workspace, ctx.homeDir)).toEqual([]);
+  }, 60_000);
+
+  it('an abort signal cancels the turn and kills the process group', async () => {
+    const ac = new AbortController();
+    const ctx = await makeCtx({ signal: ac.signal });
+    setTimeout(() => ac.abort(), 4_000);
+    const turn = await oneTurn(ctx, 'be slow, then cancel', 60_000);
+    expect(turn.error?.kind).toBe('cancelled');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(processesOf(ctx.workspace, ctx.homeDir)).toEqual([]);
+  }, 60_000);
+
+  it('the prompt reaches the model verbatim (stdin: no quoting, a leading "-" is no option)', async () => {
+    const ctx = await makeCtx();
+    const prompt = '--echo: say "hi" twice\nand keep this line';
+    const turn = await oneTurn(ctx, prompt);
+    expect(turn.error).toBeUndefined();
+    expect(turn.finalText).toBe(`You said <${prompt}>`);
+  }, 120_000);
+
+  it('a missing binary is reported as kind "missing"', async () => {
+    const saved = process.env.SKILL_UP_OPENCODE_BIN;
+    process.env.SKILL_UP_OPENCODE_BIN = join(root, 'no-such-opencode');
+    try {
+      const ctx = await makeCtx();
+      const turn = await oneTurn(ctx, 'write hello');
+      expect(turn.error?.kind).toBe('missing');
+      expect(turn.error?.message).toContain('SKILL_UP_OPENCODE_BIN');
+      await expect(opencodeAdapter.check!(engine())).rejects.toThrow(/no such executable/);
+    } finally {
+      process.env.SKILL_UP_OPENCODE_BIN = saved;
+    }
+  });
+
+  it('no rg on PATH is reported as kind "missing" naming ripgrep', async () => {
+    const ctx = await makeCtx();
+    ctx.baseEnv = { PATH: join(root, 'empty-bin'), LANG: 'C.UTF-8' };
+    const turn = await oneTurn(ctx, 'write hello');
+    expect(turn.error?.kind).toBe('missing');
+    expect(turn.error?.message).toMatch(/ripgrep/);
+  });
+});
+
+describe('opencode adapter (pure parts)', () => {
+  const baseCtx = (over: Partial<EngineContext> = {}): EngineContext => ({
+    jobId: 'case/with_skill/run-1',
+    engine: engine(),
+    case: caseSpec(),
+    variant: 'with_skill',
+    trial: 1,
+    workspace: '/w',
+    homeDir: '/h',
+    outputDir: '/o',
+    installedSkills: [],
+    baseEnv: { PATH: '/usr/bin', OPENAI_API_KEY: 'sk-real', OPENCODE_CONFIG_CONTENT: '{}', OPENCODE_PERMISSION: '{}' },
+    signal: new AbortController().signal,
+    deadline: Infinity,
+    modelBaseUrl: 'http://127.0.0.1:1234/',
+    ...over,
+  });
+
+  it('argv: json events, auto-approve, model; --title on a first turn, --session on later ones', () => {
+    expect(buildOpencodeArgs({ model: 'skillup/m', title: 'skill-up x' })).toEqual(['run', '--format', 'json', '--auto', '-m', 'skillup/m', '--title', 'skill-up x']);
+    expect(buildOpencodeArgs({ model: 'skillup/m', session: 'ses_1', title: 'ignored' })).toEqual(['run', '--format', 'json', '--auto', '-m', 'skillup/m', '--session', 'ses_1']);
+  });
+
+  it('config, scripted: the provider points at the server with the job key; permissions open; steps', () => {
+    const cfg = buildOpencodeConfig(baseCtx(), 6);
+    expect(cfg).toEqual({
+      $schema: 'https://opencode.ai/config.json',
+      autoupdate: false,
+      share: 'disabled',
+      snapshot: false,
+      permission: 'allow',
+      provider: {
+        skillup: {
+          npm: '@ai-sdk/openai-compatible',
+          name: 'skill-up scripted model',
+          options: { baseURL: 'http://127.0.0.1:1234/v1', apiKey: 'skill-up-job:case/with_skill/run-1' },
+          models: { 'scripted-model': { name: 'scripted-model', tool_call: true } },
+        },
+      },
+      model: 'skillup/scripted-model',
+      small_model: 'skillup/scripted-model',
+      agent: { build: { steps: 7 } },
+    });
+    expect(() => buildOpencodeConfig(baseCtx({ modelBaseUrl: undefined }), 0)).toThrow(/scripted/);
+  });
+
+  it('config, real model: provider/model from engine.model, baseURL override, no secret written', () => {
+    const ctx = baseCtx({ engine: engine({ model: { provider: 'openai', name: 'gpt-5', baseUrl: 'https://gw.example/v1' } }), modelBaseUrl: undefined });
+    const cfg = buildOpencodeConfig(ctx, 0);
+    expect(cfg.model).toBe('openai/gpt-5');
+    expect(cfg.provider).toEqual({ openai: { options: { baseURL: 'https://gw.example/v1' } } });
+    expect(JSON.stringify(cfg)).not.toContain('sk-real');
+    expect(cfg.agent).toBeUndefined();
+    expect(opencodeModel(engine({ model: { name: 'anthropic/claude-x' } }))).toBe('anthropic/claude-x');
+    expect(opencodeModel(engine({ model: {} }))).toBeUndefined();
+  });
+
+  it('env: isolated homes, offline hygiene, outside config variables dropped, credentials kept', () => {
+    const env = buildOpencodeEnv(baseCtx());
+    expect(env).toMatchObject({
+      HOME: '/h',
+      XDG_CONFIG_HOME: '/h/.config',
+      XDG_DATA_HOME: '/h/.local/share',
+      XDG_CACHE_HOME: '/h/.cache',
+      XDG_STATE_HOME: '/h/.local/state',
+      OPENCODE_DISABLE_AUTOUPDATE: '1',
+      OPENCODE_DISABLE_MODELS_FETCH: '1',
+      npm_config_registry: 'http://127.0.0.1:9/',
+      PATH: '/usr/bin',
+      OPENAI_API_KEY: 'sk-real',
+    });
+    expect(env.OPENCODE_CONFIG_CONTENT).toBeUndefined();
+    expect(env.OPENCODE_PERMISSION).toBeUndefined();
+  });
+
+  it('base URL gets exactly one /v1', () => {
+    expect(openaiBaseUrl('http://127.0.0.1:9')).toBe('http://127.0.0.1:9/v1');
+    expect(openaiBaseUrl('http://127.0.0.1:9/v1/')).toBe('http://127.0.0.1:9/v1');
+  });
+
+  it('error precedence: start failure, timeout, cancel, output error, exit code, no step', () => {
+    const ok = parseOpencodeJson('{"type":"step_start","sessionID":"s"}\n{"type":"step_finish","sessionID":"s","part":{"reason":"stop"}}');
+    const none = parseOpencodeJson('');
+    const apiErr = parseOpencodeJson('{"type":"error","error":{"name":"APIError","data":{"message":"m"}}}');
+    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
+    expect(decideOpencodeError({ ...base, exitCode: null, startError: 'spawn /x ENOENT' }, none, 1000, '')?.kind).toBe('missing');
+    expect(decideOpencodeError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
+    expect(decideOpencodeError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
+    expect(decideOpencodeError({ ...base, exitCode: 1 }, apiErr, 1000, '')).toEqual({ kind: 'api', message: 'm' });
+    expect(decideOpencodeError({ ...base, exitCode: 1 }, none, 1000, 'Error: boom\n')).toEqual({ kind: 'crash', message: 'exited with code 1: Error: boom' });
+    expect(decideOpencodeError(base, none, 1000, '')?.kind).toBe('protocol');
+    expect(decideOpencodeError(base, ok, 1000, '')).toBeUndefined();
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * Parser tests over the real OpenCode 1.18.33 `--format json` output captured in
+ * shared/engines/samples/opencode/ (every `run*.jsonl`), plus synthetic lines for the shapes the
+ * samples do not show (a failed tool, an HTTP error line, the step limit).
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { OpencodeJsonParser, parseOpencodeJson } from './parse.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const SAMPLES = resolve(here, '../../../shared/engines/samples/opencode');
+
+function sample(name: string): string {
+  const file = join(SAMPLES, name);
+  if (!existsSync(file)) throw new Error(`sample ${file} is missing: the tests expect shared/ beside the repository`);
+  return readFileSync(file, 'utf8');
+}
+
+const OUTPUT_SAMPLES = existsSync(SAMPLES) ? readdirSync(SAMPLES).filter((f) => f.endsWith('.jsonl')).sort() : [];
+
+describe('opencode samples', () => {
+  it('finds every output sample', () => {
+    expect(existsSync(SAMPLES), `missing ${SAMPLES}`).toBe(true);
+    expect(OUTPUT_SAMPLES).toEqual(['run1-write.jsonl', 'run2-resume.jsonl', 'run3-skill.jsonl', 'run4-bash.jsonl', 'run5-error-unreachable.jsonl']);
+  });
+
+  it.each(OUTPUT_SAMPLES)('%s: every line is understood and a session id is found', (name) => {
+    const s = parseOpencodeJson(sample(name));
+    expect(s.badLines).toBe(0);
+    expect(s.sessionId).toMatch(/^ses_[0-9A-Za-z]+$/);
+  });
+
+  it('run1-write: the write call with its input and output, final text, tokens summed over both steps', () => {
+    const s = parseOpencodeJson(sample('run1-write.jsonl'));
+    expect(s.sessionId).toBe('ses_dd7863360ffeYWhd1imjWLUJlc');
+    expect(s.toolCalls).toEqual([
+      { name: 'write', input: { filePath: '/tmp/lab/runs/oc1/ws/hello.txt', content: 'hello from fake model\n' }, output: 'Wrote file successfully.', isError: false },
+    ]);
+    expect(s.finalText).toBe('FAKE_DONE: the file was written (messages seen: 4).');
+    expect(s.usage).toEqual({ input: 2456 + 2533, output: 11 + 11, cacheRead: 0, cacheWrite: 0 });
+    expect(s.costUsd).toBe(0);
+    expect(s.steps).toBe(2);
+    expect(s.finishedSteps).toBe(2);
+    expect(s.lastFinishReason).toBe('stop');
+    expect(s.skillActivations).toEqual([]);
+    expect(s.error).toBeUndefined();
+  });
+
+  it('run2-resume: the same session, one text step, this invocation only', () => {
+    const s = parseOpencodeJson(sample('run2-resume.jsonl'));
+    expect(s.sessionId).toBe('ses_dd7863360ffeYWhd1imjWLUJlc');
+    expect(s.toolCalls).toEqual([]);
+    expect(s.finalText).toMatch(/^FAKE_SECOND_TURN: I saw 6 messages; 2 user messages/);
+    expect(s.usage).toEqual({ input: 2567, output: 11, cacheRead: 0, cacheWrite: 0 });
+    expect(s.error).toBeUndefined();
+  });
+
+  it('run3-skill: the skill tool is an activation; its output is the skill content', () => {
+    const s = parseOpencodeJson(sample('run3-skill.jsonl'));
+    expect(s.skillActivations).toEqual([{ skill: 'o-proj-opencode-skills', via: 'skill tool' }]);
+    expect(s.toolCalls[0]).toMatchObject({ name: 'skill', input: { name: 'o-proj-opencode-skills' }, isError: false });
+    expect(s.toolCalls[0]!.output).toContain('<skill_content name="o-proj-opencode-skills">');
+  });
+
+  it('run4-bash: a bash call with its output', () => {
+    const s = parseOpencodeJson(sample('run4-bash.jsonl'));
+    expect(s.toolCalls).toEqual([{ name: 'bash', input: { command: 'echo hi > bash-out.txt; cat bash-out.txt' }, output: 'hi\n', isError: false }]);
+    expect(s.usage.input).toBe(2461 + 2524);
+  });
+
+  it('run5-error-unreachable: an APIError line is an api error with its message', () => {
+    const s = parseOpencodeJson(sample('run5-error-unreachable.jsonl'));
+    expect(s.error).toEqual({ kind: 'api', message: 'Cannot connect to API: Unable to connect. Is the computer able to access the url?' });
+    expect(s.finalText).toBe('');
+    expect(s.steps).toBe(0);
+  });
+});
+
+describe('opencode shapes not in the samples', () => {
+  const line = (o: object) => JSON.stringify({ timestamp: 1, sessionID: 'ses_x', ...o });
+
+  it('a failed tool: isError with state.error as output, and no skill activation', () => {
+    const s = parseOpencodeJson(
+      [
+        line({ type: 'step_start', part: { type: 'step-start' } }),
+        line({ type: 'tool_use', part: { type: 'tool', tool: 'skill', callID: 'c1', state: { status: 'error', input: { name: 'hello' }, error: 'ripgrep execution failed' } } }),
+        line({ type: 'tool_use', part: { type: 'tool', tool: 'read', callID: 'c2', state: { status: 'completed', input: { filePath: '/w/.opencode/skills/brand/SKILL.md' }, output: '# brand' } } }),
+        line({ type: 'step_finish', part: { type: 'step-finish', reason: 'tool-calls', tokens: { input: 10, output: 2, reasoning: 3, cache: { read: 4, write: 5 } }, cost: 0.001 } }),
+      ].join('\n'),
+    );
+    expect(s.toolCalls[0]).toEqual({ name: 'skill', input: { name: 'hello' }, output: 'ripgrep execution failed', isError: true });
+    expect(s.skillActivations).toEqual([{ skill: 'brand', via: 'read SKILL.md' }]);
+    expect(s.usage).toEqual({ input: 10, output: 5, cacheRead: 4, cacheWrite: 5 });
+    expect(s.costUsd).toBe(0.001);
+  });
+
+  it('an HTTP error line carries the status; other error names are crashes', () => {
+    const api = parseOpencodeJson(line({ type: 'error', error: { name: 'APIError', data: { message: 'scripted overload', statusCode: 500, isRetryable: true } } }));
+    expect(api.error).toEqual({ kind: 'api', message: 'scripted overload (HTTP 500)' });
+    const other = parseOpencodeJson(line({ type: 'error', error: { name: 'UnknownError', data: { message: 'boom' } } }));
+    expect(other.error).toEqual({ kind: 'crash', message: 'UnknownError: boom' });
+  });
+
+  it('more steps than the limit is "max turns reached"; the final text is the last text step', () => {
+    const steps = (n: number) =>
+      Array.from({ length: n }, (_, i) => [
+        line({ type: 'step_start', part: {} }),
+        line({ type: 'text', part: { type: 'text', text: `step ${i + 1}` } }),
+        line({ type: 'step_finish', part: { reason: i + 1 < n ? 'tool-calls' : 'stop', tokens: { input: 1, output: 1 } } }),
+      ]).flat();
+    expect(parseOpencodeJson(steps(3).join('\n'), { maxSteps: 2 }).error).toEqual({ kind: 'protocol', message: 'max turns reached (2)' });
+    const ok = parseOpencodeJson(steps(2).join('\n'), { maxSteps: 2 });
+    expect(ok.error).toBeUndefined();
+    expect(ok.finalText).toBe('step 2');
+  });
+
+  it('incremental pushes, blank and broken lines, long outputs cut', () => {
+    const p = new OpencodeJsonParser({ maxToolOutputChars: 5 });
+    p.push('');
+    p.push('not json');
+    p.push('[1]');
+    p.push(line({ type: 'tool_use', part: { tool: 'bash', state: { status: 'completed', input: { command: 'x' }, output: '0123456789' } } }));
+    const s = p.finish();
+    expect(s.badLines).toBe(2);
+    expect(s.toolCalls[0]!.output).toBe('01234\n… [truncated 5 characters]');
+  });
+});

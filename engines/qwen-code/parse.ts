@@ -1,0 +1,322 @@
+/**
+ * Qwen Code `--output-format stream-json` (JSONL) and `--output-format json` (one JSON array of
+ * the same objects) → the parts of a TranscriptTurn.
+ *
+ * Format source: shared/engines/opencode-gemini-qwen-docker.md §4 ("stream-json lines") and the
+ * captured samples in shared/engines/samples/qwen-code/ (`run1-write`, `run2-resume`,
+ * `run3-skill`, `run5-error-unreachable`, `run6-bash` `.stream.jsonl`, and `run4-write.json`),
+ * observed with @qwen-code/qwen-code 0.24.4; the HTTP-error texts (`[API Error: 500 …]`) and the
+ * session-cumulative `result.usage` on `--resume` were seen in this adapter's own runs.
+ *
+ * Objects used (every one carries `uuid` and `session_id`; anything else is ignored):
+ * - `{"type":"system","subtype":"init", session_id, cwd, tools[], model, permission_mode,
+ *   slash_commands[], qwen_code_version}` — first;
+ * - `{"type":"assistant", parent_tool_use_id, message:{id, model, content:[text | tool_use
+ *   {id, name, input}], stop_reason, usage:{input_tokens, output_tokens,
+ *   cache_read_input_tokens?, total_tokens}}}` — one per model response, its usage that
+ *   response's; an API failure appears as a text `[API Error: …]` with zero usage;
+ * - `{"type":"user", message:{content:[{type:"tool_result", tool_use_id, is_error, content}]}}`
+ *   (for `skill`, `content` is only the skill's description; the model gets the body);
+ * - `{"type":"result", subtype:"success"|"error_during_execution"|…, is_error, duration_ms,
+ *   num_turns, result?, error?:{message}, usage:{…}, stats?}` — last. Its `usage` is cumulative
+ *   over the session: a resumed invocation reports the earlier turns' tokens plus its own.
+ *
+ * The parser is pure: feed it lines (`QwenStreamParser.push`) or a whole text
+ * (`parseQwenOutput`); it never touches the file system.
+ */
+import type { EngineError, SkillActivation, TokenUsage, ToolCall } from '../../src/engine/types.js';
+
+/** Options for parsing one invocation's output. */
+export interface QwenParseOptions {
+  /**
+   * The session's cumulative `result.usage` after the previous turn (tokens). With it, this
+   * turn's usage is `result.usage − previous`; without it on a resumed session, the sum of this
+   * invocation's assistant messages is used (see `usageSource`).
+   */
+  previousCumulativeUsage?: TokenUsage;
+  /** True when this invocation resumed an earlier session (`--resume`). */
+  resumed?: boolean;
+  /** Longest tool output kept, characters; longer outputs are cut with a marker. Default 100 000. */
+  maxToolOutputChars?: number;
+}
+
+/** Everything one invocation's output says. */
+export interface QwenSummary {
+  /** Session UUID (init line, else result line, else any line). */
+  sessionId?: string;
+  /** `result.result`; without it, the text of the last top-level assistant message. */
+  finalText: string;
+  /** Every tool call in order (subagents' included), paired by id with its result. */
+  toolCalls: ToolCall[];
+  /** `skill` tool calls (`via: 'skill tool'`) and `read_file`s of `…/<name>/SKILL.md`
+   * (`via: 'read SKILL.md'`), excluding calls whose result was an error, in order. */
+  skillActivations: SkillActivation[];
+  /** This invocation's tokens (see `usageSource`): `input_tokens`, `output_tokens`,
+   * `cache_read_input_tokens` → cacheRead; cacheWrite is not reported (0). */
+  usage: TokenUsage;
+  /** `result-delta`: result.usage minus the previous cumulative figure; `result`: result.usage of
+   * a first turn; `messages`: the sum of this invocation's assistant messages; `none`. */
+  usageSource: 'result' | 'result-delta' | 'messages' | 'none';
+  /** `result.usage` as reported (session-cumulative), for the next turn's subtraction. */
+  cumulativeUsage?: TokenUsage;
+  /** `result.duration_ms`, ms. */
+  engineDurationMs?: number;
+  /** `result.num_turns`. */
+  numTurns?: number;
+  /** `init.model`. */
+  model?: string;
+  /** `init.qwen_code_version`. */
+  engineVersion?: string;
+  /** `init.slash_commands`: built-in commands and the skills Qwen Code found (unlabelled). */
+  slashCommands?: string[];
+  hasResult: boolean;
+  /** `result.subtype`. */
+  resultSubtype?: string;
+  /** Lines that were not JSON objects. */
+  badLines: number;
+  /**
+   * The failure the output itself reports (process-level failures are the adapter's):
+   * - `result.is_error` whose message (`error.message`, else `result`) starts with `[API Error`
+   *   or names an HTTP status → `api` with that message;
+   * - `result.subtype` mentioning max turns (`error_max_turns`, …) → `protocol`,
+   *   `max turns reached`;
+   * - any other `result.is_error` → `crash`, `<subtype>: <message>`;
+   * - no result line but an assistant text `[API Error: …]` → `api` with it.
+   */
+  error?: EngineError;
+}
+
+type Json = Record<string, unknown>;
+
+const SKILL_MD = /(?:^|[\\/])([^\\/]+)[\\/]SKILL\.md$/;
+const API_ERROR = /^\s*\[?API Error\b/i;
+
+function isObj(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function usageOf(u: Json): TokenUsage {
+  return {
+    input: num(u.input_tokens) ?? 0,
+    output: num(u.output_tokens) ?? 0,
+    cacheRead: num(u.cache_read_input_tokens) ?? 0,
+    cacheWrite: num(u.cache_creation_input_tokens) ?? 0,
+  };
+}
+
+/** Text of a `tool_result.content`: a string, or the text blocks of an array joined by newlines. */
+export function qwenToolResultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((b) => (isObj(b) ? (str(b.text) ?? `[${str(b.type) ?? 'block'}]`) : String(b))).join('\n');
+  if (content === undefined || content === null) return '';
+  return JSON.stringify(content);
+}
+
+/** Incremental parser: `push` each stdout line (or each element of the json array), then `finish`. */
+export class QwenStreamParser {
+  private readonly opts: QwenParseOptions;
+  private init?: Json;
+  private result?: Json;
+  private anySessionId?: string;
+  private readonly calls: { id?: string; call: ToolCall }[] = [];
+  private readonly callById = new Map<string, ToolCall>();
+  private readonly msgUsage: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  private msgUsageSeen = false;
+  private lastText: string[] = [];
+  private apiErrorText?: string;
+  private badLines = 0;
+
+  constructor(opts: QwenParseOptions = {}) {
+    this.opts = opts;
+  }
+
+  /** Consumes one line (blank lines are skipped; non-JSON lines are counted and skipped). */
+  push(line: string): void {
+    const trimmed = line.trim();
+    if (trimmed === '') return;
+    let d: unknown;
+    try {
+      d = JSON.parse(trimmed);
+    } catch {
+      this.badLines++;
+      return;
+    }
+    if (Array.isArray(d)) {
+      for (const o of d) this.pushObject(o);
+      return;
+    }
+    this.pushObject(d);
+  }
+
+  /** Consumes one already-parsed object. */
+  pushObject(d: unknown): void {
+    if (!isObj(d)) {
+      this.badLines++;
+      return;
+    }
+    const sid = str(d.session_id);
+    if (sid && !this.anySessionId) this.anySessionId = sid;
+    switch (d.type) {
+      case 'system':
+        if (d.subtype === 'init' && !this.init) this.init = d;
+        break;
+      case 'assistant':
+        this.onAssistant(d);
+        break;
+      case 'user':
+        this.onUser(d);
+        break;
+      case 'result':
+        this.result = d;
+        break;
+      default:
+        break; // stream_event and future types
+    }
+  }
+
+  private onAssistant(d: Json): void {
+    const msg = isObj(d.message) ? d.message : undefined;
+    if (!msg) return;
+    const topLevel = d.parent_tool_use_id === null || d.parent_tool_use_id === undefined;
+    const content = Array.isArray(msg.content) ? msg.content : [];
+    if (isObj(msg.usage) && topLevel) {
+      const u = usageOf(msg.usage);
+      this.msgUsage.input += u.input;
+      this.msgUsage.output += u.output;
+      this.msgUsage.cacheRead += u.cacheRead;
+      this.msgUsage.cacheWrite += u.cacheWrite;
+      this.msgUsageSeen = true;
+    }
+    const texts: string[] = [];
+    for (const b of content) {
+      if (!isObj(b)) continue;
+      if (b.type === 'text') {
+        const t = str(b.text);
+        if (t) texts.push(t);
+      } else if (b.type === 'tool_use') {
+        const id = str(b.id);
+        if (id && this.callById.has(id)) continue;
+        const call: ToolCall = { name: str(b.name) ?? '', input: b.input ?? {} };
+        this.calls.push({ id, call });
+        if (id) this.callById.set(id, call);
+      }
+    }
+    if (topLevel && texts.length > 0) {
+      this.lastText = texts;
+      const joined = texts.join('\n');
+      if (API_ERROR.test(joined)) this.apiErrorText = joined.trim();
+    }
+  }
+
+  private onUser(d: Json): void {
+    const msg = isObj(d.message) ? d.message : undefined;
+    const content = msg && Array.isArray(msg.content) ? msg.content : [];
+    for (const b of content) {
+      if (!isObj(b) || b.type !== 'tool_result') continue;
+      const call = this.callById.get(str(b.tool_use_id) ?? '');
+      if (!call) continue;
+      const max = this.opts.maxToolOutputChars ?? 100_000;
+      let text = qwenToolResultText(b.content);
+      if (text.length > max) text = `${text.slice(0, max)}\n… [truncated ${text.length - max} characters]`;
+      call.output = text;
+      call.isError = b.is_error === true;
+    }
+  }
+
+  /** Everything seen so far, summarised. */
+  finish(): QwenSummary {
+    const init = this.init;
+    const r = this.result;
+    const toolCalls = this.calls.map((c) => c.call);
+    const skillActivations: SkillActivation[] = [];
+    for (const c of toolCalls) {
+      if (c.isError) continue;
+      const input = isObj(c.input) ? c.input : {};
+      if (c.name === 'skill') {
+        const skill = (str(input.skill) ?? str(input.name) ?? '').trim();
+        if (skill) skillActivations.push({ skill, via: 'skill tool' });
+      } else if (c.name === 'read_file') {
+        const m = SKILL_MD.exec(str(input.file_path) ?? str(input.absolute_path) ?? str(input.path) ?? '');
+        if (m) skillActivations.push({ skill: m[1]!, via: 'read SKILL.md' });
+      }
+    }
+
+    let usage: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    let usageSource: QwenSummary['usageSource'] = 'none';
+    const cumulative = r && isObj(r.usage) ? usageOf(r.usage) : undefined;
+    const prev = this.opts.previousCumulativeUsage;
+    if (cumulative && prev) {
+      usage = {
+        input: Math.max(0, cumulative.input - prev.input),
+        output: Math.max(0, cumulative.output - prev.output),
+        cacheRead: Math.max(0, cumulative.cacheRead - prev.cacheRead),
+        cacheWrite: Math.max(0, cumulative.cacheWrite - prev.cacheWrite),
+      };
+      usageSource = 'result-delta';
+    } else if (cumulative && !this.opts.resumed) {
+      usage = cumulative;
+      usageSource = 'result';
+    } else if (this.msgUsageSeen) {
+      usage = { ...this.msgUsage };
+      usageSource = 'messages';
+    }
+
+    const resultText = r ? str(r.result) : undefined;
+    return {
+      sessionId: (init && str(init.session_id)) ?? (r && str(r.session_id)) ?? this.anySessionId,
+      finalText: resultText ?? (r?.is_error === true ? '' : this.lastText.join('\n')),
+      toolCalls,
+      skillActivations,
+      usage,
+      usageSource,
+      cumulativeUsage: cumulative,
+      engineDurationMs: r ? num(r.duration_ms) : undefined,
+      numTurns: r ? num(r.num_turns) : undefined,
+      model: init ? str(init.model) : undefined,
+      engineVersion: init ? str(init.qwen_code_version) : undefined,
+      slashCommands: init && Array.isArray(init.slash_commands) ? init.slash_commands.filter((s): s is string => typeof s === 'string') : undefined,
+      hasResult: r !== undefined,
+      resultSubtype: r ? str(r.subtype) : undefined,
+      badLines: this.badLines,
+      error: this.classify(r, resultText),
+    };
+  }
+
+  private classify(r: Json | undefined, resultText: string | undefined): EngineError | undefined {
+    if (!r) return this.apiErrorText !== undefined ? { kind: 'api', message: this.apiErrorText } : undefined;
+    if (r.is_error !== true) return undefined;
+    const subtype = str(r.subtype) ?? 'error';
+    const errObj = isObj(r.error) ? r.error : undefined;
+    const message = (errObj && str(errObj.message)) ?? resultText ?? this.apiErrorText ?? '';
+    if (API_ERROR.test(message)) return { kind: 'api', message: message.trim() };
+    if (/max[_ -]?(session[_ -]?)?turns/i.test(subtype) || /max(imum)? (session )?turns/i.test(message)) {
+      return { kind: 'protocol', message: `max turns reached${message ? `: ${message}` : ''}` };
+    }
+    return { kind: 'crash', message: `${subtype}${message ? `: ${message}` : ''}` };
+  }
+}
+
+/** Parses a whole stream-json text, or the JSON array printed by `--output-format json`. */
+export function parseQwenOutput(text: string, opts: QwenParseOptions = {}): QwenSummary {
+  const p = new QwenStreamParser(opts);
+  const trimmed = text.trim();
+  if (trimmed.startsWith('[')) {
+    try {
+      const whole: unknown = JSON.parse(trimmed);
+      if (Array.isArray(whole)) {
+        for (const o of whole) p.pushObject(o);
+        return p.finish();
+      }
+    } catch {
+      /* not one array: JSON lines */
+    }
+  }
+  for (const line of text.split('\n')) p.push(line);
+  return p.finish();
+}

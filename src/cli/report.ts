@@ -1,0 +1,108 @@
+/**
+ * `skill-up report <result.json> [--format F]... [--output-dir DIR]`: regenerates reports from
+ * a saved run (its result.json) without running anything.
+ */
+import path from 'node:path';
+import type { ReportFormat } from '../config/types.js';
+import { closest, distance } from 'fastest-levenshtein';
+import { listFlag, parse, UsageError } from './args.js';
+
+/** Every format `report` writes (the same list as src/report/write.ts REPORT_FORMATS, kept here so --help loads nothing else). */
+const REPORT_FORMATS: readonly ReportFormat[] = ['json', 'junit', 'markdown', 'benchmark', 'html'];
+
+export const REPORT_HELP = `Usage: skill-up report <result.json> [--format <format>]... [--output-dir <dir>]
+
+Regenerates the reports of a saved run from its result.json, without running anything.
+<result.json> may also be the iteration folder holding it.
+
+Formats (repeatable, or comma-separated):
+  json        result.json (a copy, for another --output-dir)
+  junit       report.xml: JUnit XML, one test case per case × variant × trial
+  markdown    summary.md: verdict, pass rates, uplift, failures and errors (for a
+              GitHub step summary or a PR comment; always under 64 KB)
+  benchmark   Anthropic skill-creator files: benchmark.json and benchmark.md (one per
+              engine folder when several engines ran), grading.json in every run folder,
+              eval_metadata.json per case
+  html        report.html: one self-contained page
+Default: junit, markdown, benchmark and html (plus json when --output-dir is another folder).
+
+Options:
+  --format <format>     a format to write (repeatable)
+  --output-dir <dir>    where to write (default: the folder of result.json)
+  -h, --help            show this help
+
+Exit codes: 0 reports written (the run's own verdict is not applied again), 2 the input is
+not a skill-up result.json or an option is wrong, 3 a requested format could not be written.
+
+Examples:
+  skill-up report my-skill-workspace/iteration-3/result.json
+  skill-up report my-skill-workspace/iteration-3 --format markdown
+  skill-up report result.json --format benchmark --format junit --output-dir /tmp/reports
+  skill-up report out/iteration-1 --format markdown && cat out/iteration-1/summary.md >> "$GITHUB_STEP_SUMMARY"
+`;
+
+const OPTIONS = {
+  format: { type: 'string', multiple: true },
+  'output-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Checks `--format` values against the known formats. @throws UsageError */
+export function parseFormats(values: string[] | undefined): ReportFormat[] {
+  const out: ReportFormat[] = [];
+  for (const v of listFlag(values)) {
+    const f = v.toLowerCase() === 'md' ? 'markdown' : v.toLowerCase() === 'xml' ? 'junit' : v.toLowerCase();
+    if (!(REPORT_FORMATS as readonly string[]).includes(f)) {
+      const near = closest(f, [...REPORT_FORMATS]);
+      const hint = distance(f, near) <= 3 ? `; did you mean \`${near}\`?` : '';
+      throw new UsageError(`unknown format \`${v}\` (formats: ${REPORT_FORMATS.join(', ')})${hint}`);
+    }
+    if (!out.includes(f as ReportFormat)) out.push(f as ReportFormat);
+  }
+  return out;
+}
+
+/** Runs the command; returns the exit code. */
+export async function reportCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, OPTIONS);
+  if (values.help) {
+    process.stdout.write(REPORT_HELP);
+    return 0;
+  }
+  if (positionals.length === 0) throw new UsageError('report needs the result.json of a run (e.g. my-skill-workspace/iteration-1/result.json)');
+  if (positionals.length > 1) throw new UsageError(`report takes one result.json, got ${positionals.length}: ${positionals.join(' ')}`);
+  const explicit = parseFormats(values.format as string[] | undefined);
+  const { loadResultDoc, ResultFileError } = await import('../report/load.js');
+  const { writeDocReports } = await import('../report/write.js');
+  const { verdictOf } = await import('../report/markdown.js');
+  let loaded;
+  try {
+    loaded = await loadResultDoc(positionals[0]!);
+  } catch (e) {
+    if (e instanceof ResultFileError) throw new UsageError(e.message);
+    throw e;
+  }
+  const { doc, file } = loaded;
+  const sourceDir = path.dirname(file);
+  const outDir = values['output-dir'] ? path.resolve(values['output-dir']) : sourceDir;
+  const formats: ReportFormat[] = explicit.length
+    ? explicit
+    : [...(outDir !== sourceDir ? (['json'] as const) : []), 'junit', 'markdown', 'benchmark', 'html'];
+  const { written, skipped } = await writeDocReports(outDir, doc, formats, sourceDir);
+
+  const v = verdictOf(doc.exit_code, doc.not_run);
+  process.stdout.write(`${v.icon} ${doc.skill.name}, iteration ${doc.iteration}: ${v.meaning}\n`);
+  for (const x of doc.summary.variants) {
+    const graded = x.passed + x.failed;
+    const rate = graded ? `${((x.passed / graded) * 100).toFixed(0)}% [95% CI ${(x.wilson.low * 100).toFixed(0)}%–${(x.wilson.high * 100).toFixed(0)}%]` : 'n/a';
+    process.stdout.write(`${x.engine} ${x.variant}: ${x.passed}/${graded} passed ${rate}${x.errors ? `, ${x.errors} error(s)` : ''}\n`);
+  }
+  for (const w of written) process.stdout.write(`wrote ${w}\n`);
+  let code = 0;
+  for (const s of skipped) {
+    const asked = explicit.includes(s.format);
+    process.stderr.write(`${asked ? 'error' : 'note'}: ${s.format} not written: ${s.reason}\n`);
+    if (asked) code = 3;
+  }
+  return code;
+}

@@ -1,0 +1,219 @@
+/**
+ * The run data the HTML report embeds, in a compact form the page's script decodes
+ * (`assets/report.client.js`), and its safe embedding in a `<script type="application/json">`.
+ *
+ * Compactness: a run repeats the same strings many times (a case's prompt and assertion texts
+ * in every trial and variant, tool names, skill names, identical evidence), so such strings are
+ * stored once in a string table `s` and referred to by their index; records are positional
+ * arrays rather than objects with repeated keys. Long texts are clipped (see {@link LIMITS}):
+ * the report is for reading, the full record stays in result.json and transcript.json.
+ */
+import type { ResultDoc } from '../result-json.js';
+
+/**
+ * A string: an index into {@link ReportData.s} (−1 when the value is absent), or, for values
+ * unique to one job (job id, start time, session id, folder), the string itself, which saves
+ * the string table a lookup it could never reuse.
+ */
+export type Sx = number | string;
+/** Token counts `[input, output, cache_read, cache_write]`. */
+export type Usage4 = [number, number, number, number];
+/** A tool call: `[name, input as JSON text, is_error 0|1, output text or −1]`. */
+export type ToolRow = [Sx, Sx, 0 | 1, Sx];
+/** A skill activation: `[skill, via]`. */
+export type ActivationRow = [Sx, Sx];
+/** An assertion: `[text, passed 0|1, evidence]`. */
+export type AssertionRow = [Sx, 0 | 1, Sx];
+/**
+ * One turn: `[index (1-based), prompt, status, final_text, reason, duration_ms, tokens,
+ * cost_usd|null, tool calls, skill activations, skills listed|null, session_id, engine error]`.
+ */
+export type TurnRow = [number, Sx, Sx, Sx, Sx, number, Usage4, number | null, ToolRow[], ActivationRow[], Sx[] | null, Sx, Sx];
+/**
+ * What a case's details show of one job: `[job id, attempts, started_at, tokens,
+ * engine_duration_ms, final_message, skills installed, skills offered|null, skill activations,
+ * assertions, turns, output_dir, artifacts]`.
+ */
+export type DetailRow = [Sx, number, Sx, Usage4, number, Sx, Sx[], Sx[] | null, ActivationRow[], AssertionRow[], TurnRow[], Sx, Sx[]];
+/**
+ * One job: `[case index into c, engine index into e, variant 0 = with_skill | 1 = without_skill,
+ * trial (1-based), status 0 pass | 1 fail | 2 error | 3 skipped, duration_ms, tokens total,
+ * cost_usd|null, reason, details]`.
+ */
+export type JobRow = [number, number, 0 | 1, number, 0 | 1 | 2 | 3, number, number, number | null, Sx, DetailRow];
+
+/** The document embedded in the page as `<script type="application/json" id="data">`. */
+export interface ReportData {
+  /** Format version of this structure. */
+  v: 1;
+  /** String table. */
+  s: string[];
+  /** Engine names, in the order of the table's column groups. */
+  e: string[];
+  /** Case ids, in first-appearance order. */
+  c: string[];
+  /** Variant columns: `[0, 1]` when any job ran without the skill, else `[0]` (0 = with_skill, 1 = without_skill). */
+  vs: (0 | 1)[];
+  /** Jobs, in result.json order. */
+  j: JobRow[];
+}
+
+/** Most characters kept of each kind of text (the rest is replaced by a note giving the full length). */
+export const LIMITS = {
+  /** A tool call's input, as JSON text. */
+  toolInput: 6_000,
+  /** A tool call's output (from a transcript). */
+  toolOutput: 6_000,
+  /** Prompts, final answers, evidence, reasons. */
+  text: 40_000,
+} as const;
+
+const STATUS = { pass: 0, fail: 1, error: 2, skipped: 3 } as const;
+
+/** Keeps the first `max` characters of `s` and says how long it was. */
+export function clip(s: string, max: number): string {
+  if (s.length <= max) return s;
+  return `${s.slice(0, max)}\n… [clipped: ${s.length.toLocaleString('en-US')} characters in all; the full text is in the job folder]`;
+}
+
+/** JSON text of a tool input, `input` itself when it is already a string. */
+function inputText(input: unknown): string {
+  if (input === undefined) return '';
+  if (typeof input === 'string') return input;
+  try {
+    return JSON.stringify(input) ?? '';
+  } catch {
+    return String(input);
+  }
+}
+
+/** A tool call as a transcript (transcript.json, camelCase) may hold it. */
+interface TranscriptTool {
+  name: string;
+  input: unknown;
+  output?: string;
+  isError?: boolean;
+}
+/** The parts of a transcript turn the report uses. */
+interface TranscriptTurnView {
+  index: number;
+  toolCalls: TranscriptTool[];
+  error?: string;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Reads the turns of a transcript.json value defensively; unknown shapes give no turns. */
+function transcriptTurns(t: unknown): Map<number, TranscriptTurnView> {
+  const out = new Map<number, TranscriptTurnView>();
+  if (!isObj(t) || !Array.isArray(t.turns)) return out;
+  t.turns.forEach((raw, i) => {
+    if (!isObj(raw)) return;
+    const index = typeof raw.index === 'number' ? raw.index : i + 1;
+    const calls = Array.isArray(raw.toolCalls) ? raw.toolCalls : Array.isArray(raw.tool_calls) ? raw.tool_calls : [];
+    const toolCalls = calls.filter(isObj).map((c) => ({
+      name: typeof c.name === 'string' ? c.name : '?',
+      input: c.input,
+      ...(typeof c.output === 'string' ? { output: c.output } : {}),
+      ...(c.isError === true || c.is_error === true ? { isError: true } : {}),
+    }));
+    const err = isObj(raw.error) ? `${String(raw.error.kind ?? 'error')}: ${String(raw.error.message ?? '')}` : undefined;
+    out.set(index, { index, toolCalls, ...(err ? { error: err } : {}) });
+  });
+  return out;
+}
+
+/**
+ * Builds the compact {@link ReportData} of a result.json document.
+ *
+ * @param transcripts optional transcript.json values keyed by job id (`result.jobs[].id`) or
+ *   job folder (`output_dir`); they add each tool call's output and a turn's engine error to
+ *   what result.json holds.
+ * @param engineOrder engine names in column order (every engine of `doc.jobs` must be in it).
+ */
+export function buildReportData(doc: ResultDoc, engineOrder: string[], transcripts: Record<string, unknown> = {}): ReportData {
+  const s: string[] = [];
+  const index = new Map<string, number>();
+  const S = (v: string | undefined | null): Sx => {
+    if (v === undefined || v === null) return -1;
+    let i = index.get(v);
+    if (i === undefined) {
+      i = s.length;
+      s.push(v);
+      index.set(v, i);
+    }
+    return i;
+  };
+  const T = (v: string | undefined | null): Sx => (v === undefined || v === null ? -1 : S(clip(v, LIMITS.text)));
+  const usage = (u: { input: number; output: number; cache_read: number; cache_write: number }): Usage4 => [u.input, u.output, u.cache_read, u.cache_write];
+  const acts = (a: { skill: string; via: string }[]): ActivationRow[] => a.map((x) => [S(x.skill), S(x.via)]);
+
+  const engines = new Map(engineOrder.map((e, i) => [e, i]));
+  const cases = new Map<string, number>();
+  const variants = new Set<0 | 1>();
+  const jobs: JobRow[] = doc.jobs.map((job) => {
+    let ci = cases.get(job.case_id);
+    if (ci === undefined) cases.set(job.case_id, (ci = cases.size));
+    const ei = engines.get(job.engine);
+    if (ei === undefined) throw new Error(`engine ${job.engine} of job ${job.id} is not in the engine order`);
+    const variant: 0 | 1 = job.variant === 'with_skill' ? 0 : 1;
+    variants.add(variant);
+    const tr = transcriptTurns(transcripts[job.id] ?? transcripts[job.output_dir]);
+    const turns: TurnRow[] = job.turns.map((t) => {
+      const tt = tr.get(t.index);
+      // The transcript's calls are the same calls plus their outputs; use them when they cover result.json's.
+      const calls: TranscriptTool[] =
+        tt && tt.toolCalls.length >= t.tool_calls.length
+          ? tt.toolCalls
+          : t.tool_calls.map((c) => ({ name: c.name, input: c.input, ...('is_error' in c && c.is_error ? { isError: true } : {}) }));
+      return [
+        t.index,
+        T(t.prompt),
+        S(t.status),
+        T(t.final_text),
+        T(t.reason),
+        t.duration_ms,
+        usage(t.tokens),
+        t.cost_usd ?? null,
+        calls.map((c): ToolRow => [S(c.name), S(clip(inputText(c.input), LIMITS.toolInput)), c.isError ? 1 : 0, c.output === undefined ? -1 : S(clip(c.output, LIMITS.toolOutput))]),
+        acts(t.skill_activations),
+        t.skills_listed ? t.skills_listed.map(S) : null,
+        t.session_id ?? -1,
+        S(tt?.error),
+      ];
+    });
+    const detail: DetailRow = [
+      job.id,
+      job.attempts,
+      job.started_at,
+      usage(job.tokens),
+      job.engine_duration_ms,
+      T(job.final_message),
+      job.skills_installed.map(S),
+      job.skills_offered ? job.skills_offered.map(S) : null,
+      acts(job.skill_activations),
+      job.assertions.map((a): AssertionRow => [T(a.text), a.passed ? 1 : 0, T(a.evidence)]),
+      turns,
+      job.output_dir,
+      job.artifacts.map(S),
+    ];
+    return [ci, ei, variant, job.trial, STATUS[job.status], job.duration_ms, job.tokens.total, job.cost_usd ?? null, T(job.reason), detail];
+  });
+  return { v: 1, s, e: engineOrder, c: [...cases.keys()], vs: variants.has(1) ? [0, 1] : [0], j: jobs };
+}
+
+/**
+ * JSON text safe inside an HTML `<script>` element: `<`, `>`, `&`, U+2028 and U+2029 become
+ * `\u003c`, `\u003e`, `\u0026`, `\u2028`, `\u2029` (all can only occur inside JSON strings, where
+ * the escapes mean the same characters), so no data can close the element or open a comment.
+ */
+export function scriptSafeJson(value: unknown): string {
+  // Five native string replacements are several times faster than one regex with a callback on
+  // multi-megabyte texts full of markup.
+  return JSON.stringify(value)
+    .replaceAll('<', '\\u003c')
+    .replaceAll('>', '\\u003e')
+    .replaceAll('&', '\\u0026')
+    .replaceAll('\u2028', '\\u2028')
+    .replaceAll('\u2029', '\\u2029');
+}

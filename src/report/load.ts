@@ -1,0 +1,141 @@
+/**
+ * Reading a saved result.json back (for `skill-up report`): JSON syntax, then the file's
+ * identity (a skill-up result.json of a schema version this code reads), then the full JSON
+ * Schema (`schemas/result.schema.json`, ajv, draft 2020-12), then the shape of `summary`
+ * (which the schema leaves open). A wrong file gets one message saying what the file looks
+ * like and what was expected: a skill-creator benchmark.json or grading.json, an Anthropic
+ * evals.json, an alibaba/skill-up result.json, a result.json of another schema version.
+ */
+import { readFileSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import Ajv2020Module, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { packageRoot } from '../util/package-root.js';
+import { RESULT_SCHEMA_VERSION, type ResultDoc } from './result-json.js';
+
+/** A file that is not a readable skill-up result.json. The message is for the user as is. */
+export class ResultFileError extends Error {}
+
+let validator: ValidateFunction | undefined;
+
+function compile(): ValidateFunction {
+  if (validator) return validator;
+  const file = path.join(packageRoot(), 'schemas', 'result.schema.json');
+  const schema = JSON.parse(readFileSync(file, 'utf8')) as object;
+  const Ajv = (Ajv2020Module as unknown as { default?: typeof Ajv2020Module }).default ?? Ajv2020Module;
+  const ajv = new (Ajv as unknown as new (opts: object) => import('ajv/dist/2020.js').default)({ allErrors: true, strict: true, allowUnionTypes: true });
+  // RFC 3339 date-time, as `new Date().toISOString()` writes it (and any offset form).
+  ajv.addFormat('date-time', (s: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(s) && !Number.isNaN(Date.parse(s)));
+  validator = ajv.compile(schema);
+  return validator;
+}
+
+const EXPECTED = 'expected a skill-up result.json (written by `skill-up run` into its iteration folder)';
+
+/**
+ * Reads and checks `file`. A folder is accepted when it holds `result.json`.
+ *
+ * @throws ResultFileError with one clear message for a missing, unreadable or wrong file.
+ */
+export async function loadResultDoc(file: string): Promise<{ doc: ResultDoc; file: string }> {
+  let target = path.resolve(file);
+  let st;
+  try {
+    st = await stat(target);
+  } catch {
+    throw new ResultFileError(`${file}: not found; ${EXPECTED}`);
+  }
+  if (st.isDirectory()) {
+    const inside = path.join(target, 'result.json');
+    try {
+      await stat(inside);
+    } catch {
+      throw new ResultFileError(`${file}: is a folder without result.json; ${EXPECTED}`);
+    }
+    target = inside;
+  }
+  let text: string;
+  try {
+    text = await readFile(target, 'utf8');
+  } catch (e) {
+    throw new ResultFileError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  return { doc: parseResultDoc(text, file), file: target };
+}
+
+/** Parses and checks the text of a result.json; `name` is used in messages. @throws ResultFileError */
+export function parseResultDoc(text: string, name: string): ResultDoc {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    const where = jsonErrorPosition(text, (e as Error).message);
+    const looks = /^\s*</.test(text) ? ' (it looks like XML or HTML: report.xml and report.html are outputs, not inputs)' : /^\s*(#|\w+:)/.test(text) ? ' (it looks like YAML or Markdown)' : '';
+    throw new ResultFileError(`${name}${where}: not valid JSON${looks}; ${EXPECTED}`);
+  }
+  const identity = identify(data);
+  if (identity) throw new ResultFileError(`${name}: ${identity}`);
+  const validate = compile();
+  if (!validate(data)) {
+    const errs = (validate.errors ?? []).slice(0, 5).map(describe);
+    const more = (validate.errors?.length ?? 0) > 5 ? ` (and ${validate.errors!.length - 5} more)` : '';
+    throw new ResultFileError(`${name}: does not match schemas/result.schema.json: ${errs.join('; ')}${more}`);
+  }
+  const s = (data as { summary: Record<string, unknown> }).summary;
+  for (const key of ['cases', 'variants', 'uplift']) {
+    if (!Array.isArray(s[key])) throw new ResultFileError(`${name}: summary.${key} must be a list (the stats block of result.json is incomplete)`);
+  }
+  return data as ResultDoc;
+}
+
+/** Names what `data` is when it is recognisably not a skill-up result.json of this version; undefined otherwise. */
+function identify(data: unknown): string | undefined {
+  if (Array.isArray(data)) {
+    const first = data[0] as Record<string, unknown> | undefined;
+    if (first && typeof first === 'object' && 'query' in first && 'should_trigger' in first) {
+      return `is a skill-creator trigger eval set ([{query, should_trigger}]); ${EXPECTED}`;
+    }
+    return `is a JSON list; ${EXPECTED}`;
+  }
+  if (!data || typeof data !== 'object') return `is a single JSON value (${data === null ? 'null' : typeof data}); ${EXPECTED}`;
+  const o = data as Record<string, unknown>;
+  const has = (...keys: string[]) => keys.every((k) => k in o);
+  if (has('metadata', 'runs', 'run_summary')) return `is a skill-creator benchmark.json (the summary of a run); ${EXPECTED}, found in the same iteration folder`;
+  if (has('expectations', 'summary') && !has('jobs')) return `is a grading.json of one run; ${EXPECTED}, found in the iteration folder two levels above the run's`;
+  if (has('skill_name', 'evals')) return 'is an Anthropic evals.json (eval definitions, not results); convert it with `skill-up import` and run it with `skill-up run`, or run it as is with `skill-up run --auto`';
+  if (has('eval_id', 'prompt')) return `is a skill-creator eval_metadata.json of one eval; ${EXPECTED}`;
+  if (has('reviews')) return `is a skill-creator viewer feedback.json; ${EXPECTED}`;
+  if (has('case_results') || (has('skill_name') && has('engine_name'))) {
+    return `is an alibaba/skill-up result.json (its report format, with \`case_results\`); this skill-up reads its own result.json (schema_version "${RESULT_SCHEMA_VERSION}", with \`jobs\`)`;
+  }
+  if (has('type') && o.type === 'run' && has('evalFile')) return `is the first line of a journal.jsonl; ${EXPECTED}`;
+  const tool = o.tool as Record<string, unknown> | undefined;
+  if (tool && tool.name === 'skill-up' && 'schema_version' in o && o.schema_version !== RESULT_SCHEMA_VERSION) {
+    return `is a result.json of schema_version ${JSON.stringify(o.schema_version)} (written by skill-up ${String(tool.version ?? '?')}); this skill-up reads schema_version "${RESULT_SCHEMA_VERSION}"`;
+  }
+  if (!('schema_version' in o) && !('jobs' in o)) {
+    const keys = Object.keys(o).slice(0, 6).map((k) => `\`${k}\``).join(', ');
+    return `is a JSON object with ${keys || 'no keys'}, not a skill-up result.json; ${EXPECTED}`;
+  }
+  return undefined;
+}
+
+function describe(e: ErrorObject): string {
+  const at = e.instancePath ? e.instancePath.replace(/\//g, '.').replace(/^\./, '') : '(root)';
+  if (e.keyword === 'required') return `${at === '(root)' ? '' : `${at}: `}missing \`${(e.params as { missingProperty: string }).missingProperty}\``;
+  if (e.keyword === 'additionalProperties') return `${at}: unknown key \`${(e.params as { additionalProperty: string }).additionalProperty}\``;
+  if (e.keyword === 'enum') return `${at}: must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'const') return `${at}: must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
+  return `${at}: ${e.message ?? e.keyword}`;
+}
+
+/** ` (line L, column C)` from a JSON.parse message's position, when it has one. */
+function jsonErrorPosition(text: string, message: string): string {
+  const m = /position (\d+)/.exec(message);
+  if (!m) return '';
+  const offset = Number(m[1]);
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  const col = offset - before.lastIndexOf('\n');
+  return `:${line}:${col}`;
+}

@@ -1,0 +1,243 @@
+/**
+ * summary.md: a short Markdown summary of a run for a GitHub step summary
+ * (`$GITHUB_STEP_SUMMARY`) or a pull-request comment, built from the result.json document.
+ *
+ * Contents, in order: the verdict (✅/❌ and what the exit code means), one table row per
+ * engine and variant (job pass rate with its 95 % Wilson interval, graded trials, errors,
+ * skips, mean duration, mean tokens, cost), the uplift line per engine, the with_skill cases
+ * that failed (first failed assertion and its evidence, truncated), the errors with their
+ * reasons, then the baseline's failures folded in a `<details>` block.
+ *
+ * The output is always at most `maxBytes` UTF-8 bytes (default 60,000: under GitHub's
+ * 65,536-character limit for a comment, with room to spare): details that do not fit are
+ * dropped and replaced by a note naming how many were left out. Text from engines and judges
+ * is put on one line, cut, and escaped so it cannot break the table or inject HTML.
+ */
+import type { JobJson, ResultDoc } from './result-json.js';
+
+/** Options of {@link buildSummaryMarkdown}. */
+export interface SummaryOptions {
+  /** Upper bound of the output size in UTF-8 bytes. Default 60,000. */
+  maxBytes?: number;
+  /** Characters kept of one piece of evidence or reason. Default 300. */
+  evidenceChars?: number;
+}
+
+export const SUMMARY_MAX_BYTES = 60_000;
+
+/** What each exit code of `skill-up run` means (README "Exit codes"). */
+export function verdictOf(exitCode: number, notRun = 0): { icon: string; title: string; meaning: string } {
+  switch (exitCode) {
+    case 0:
+      return { icon: '✅', title: 'passed', meaning: 'every with_skill job passed (exit code 0)' };
+    case 1:
+      return { icon: '❌', title: 'failed', meaning: 'some with_skill jobs failed (exit code 1)' };
+    case 3:
+      return { icon: '❌', title: 'error', meaning: 'an engine or the harness broke (exit code 3); errors are not counted as failures' };
+    case 130:
+    case 143:
+      return { icon: '⚠️', title: 'interrupted', meaning: `the run was interrupted (exit code ${exitCode}: ${exitCode === 130 ? 'SIGINT' : 'SIGTERM'})${notRun ? `; ${notRun} job(s) not run` : ''}` };
+    default:
+      return { icon: '❌', title: `exit code ${exitCode}`, meaning: `skill-up exited with code ${exitCode}` };
+  }
+}
+
+/** One line, at most `max` characters, with Markdown and HTML specials escaped. */
+export function mdText(s: string, max = 300): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  const cut = one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  return cut.replace(/[\\`*_{}[\]<>|#~!&]/g, (c) => `\\${c}`);
+}
+
+/** An inline code span: one line, at most `max` characters, backticks replaced (a span cannot escape them). */
+export function codeSpan(s: string, max = 160): string {
+  const one = s.replace(/\s+/g, ' ').trim().replace(/`/g, "'");
+  const cut = one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  return `\`${cut}\``;
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+
+function duration(ms: number | null): string {
+  if (ms === null) return '—';
+  return ms < 1000 ? `${Math.round(ms)} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 60_000).toFixed(1)} min`;
+}
+
+function tokens(n: number | null): string {
+  if (n === null) return '—';
+  return n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : n.toFixed(0);
+}
+
+/** Builds summary.md. Pure. */
+export function buildSummaryMarkdown(doc: ResultDoc, opts: SummaryOptions = {}): string {
+  const maxBytes = opts.maxBytes ?? SUMMARY_MAX_BYTES;
+  const ev = opts.evidenceChars ?? 300;
+  const display = new Map<string, string>();
+  for (const e of doc.engines) if (!display.has(e.name)) display.set(e.name, e.display_name);
+  const engineName = (n: string) => {
+    const d = display.get(n);
+    return d && d !== n ? `${d} (${n})` : n;
+  };
+
+  const v = verdictOf(doc.exit_code, doc.not_run);
+  const head: string[] = [];
+  head.push(`## ${v.icon} skill-up: ${mdText(doc.skill.name, 100)} ${v.title}`, '');
+  head.push(`${v.meaning[0]!.toUpperCase()}${v.meaning.slice(1)}.`, '');
+  const t = doc.totals;
+  const facts = [
+    `${t.jobs} job(s)`,
+    `${t.pass} passed`,
+    `${t.fail} failed`,
+    `${t.error} error(s)`,
+    ...(t.skipped ? [`${t.skipped} skipped`] : []),
+    ...(doc.not_run ? [`${doc.not_run} not run`] : []),
+    `iteration ${doc.iteration}`,
+    duration(doc.duration_ms),
+    `${tokens(t.tokens.total)} tokens`,
+    ...(t.cost_usd !== undefined ? [`$${t.cost_usd.toFixed(2)}`] : []),
+  ];
+  head.push(facts.join(' · '), '');
+
+  const variants = doc.summary.variants;
+  if (variants.length) {
+    const anyCost = variants.some((x) => x.cost_usd !== null);
+    head.push(
+      `| Engine | Variant | Pass rate [95% CI] | Passed / graded | Trials | Errors | Skipped | Mean duration | Mean tokens${anyCost ? ' | Cost' : ''} |`,
+      `|---|---|---|---|---|---|---|---|---${anyCost ? '|---' : ''}|`,
+    );
+    for (const x of variants) {
+      const graded = x.passed + x.failed;
+      const rate = graded ? `${pct(x.passed / graded)} [${pct(x.wilson.low)}–${pct(x.wilson.high)}]` : 'n/a';
+      head.push(
+        `| ${mdText(engineName(x.engine), 80)} | ${x.variant} | ${rate} | ${x.passed}/${graded} | ${x.trials} | ${x.errors} | ${x.skipped} | ${duration(x.mean_duration_ms)} | ${tokens(x.mean_tokens)}${anyCost ? ` | ${x.cost_usd === null ? '—' : `$${x.cost_usd.toFixed(2)}`}` : ''} |`,
+      );
+    }
+    head.push('');
+  }
+  for (const u of doc.summary.uplift) {
+    const w = variants.find((x) => x.engine === u.engine && x.variant === 'with_skill');
+    const wo = variants.find((x) => x.engine === u.engine && x.variant === 'without_skill');
+    const rate = (x: typeof w) => (x && x.passed + x.failed ? pct(x.passed / (x.passed + x.failed)) : 'n/a');
+    const d = u.pass_rate_delta === null ? 'n/a' : `${u.pass_rate_delta >= 0 ? '+' : ''}${(u.pass_rate_delta * 100).toFixed(0)} points`;
+    const why = u.verdict === 'underpowered' ? ' (fewer than 5 cases differ)' : '';
+    head.push(
+      `**Uplift (${mdText(engineName(u.engine), 80)})**: ${d} (with_skill ${rate(w)} vs without_skill ${rate(wo)}) · ${u.wins} win(s), ${u.ties} tie(s), ${u.losses} loss(es) over cases · sign test p = ${u.sign_test_p.toFixed(3)} · **${u.verdict.replace(/_/g, ' ')}**${why}`,
+      '',
+    );
+  }
+
+  // Details: failures of with_skill per case, errors per case and reason, baseline failures.
+  const failedWith = failuresByCase(doc.jobs.filter((j) => j.variant === 'with_skill' && j.status === 'fail'));
+  const failedWithout = failuresByCase(doc.jobs.filter((j) => j.variant === 'without_skill' && j.status === 'fail'));
+  const errors = errorsByReason(doc.jobs.filter((j) => j.status === 'error'));
+
+  const sections: { title: string[]; items: string[]; close?: string[]; what: string }[] = [];
+  if (failedWith.length) sections.push({ title: ['### Failed cases (with_skill)', ''], items: failedWith.map((f) => failureLine(f, engineName, ev)), what: 'failed case(s)' });
+  if (errors.length) sections.push({ title: ['### Errors', ''], items: errors.map((e) => errorLine(e, engineName, ev)), what: 'error group(s)' });
+  if (failedWithout.length) {
+    sections.push({
+      title: ['<details><summary>Failed cases without the skill (baseline)</summary>', ''],
+      items: failedWithout.map((f) => failureLine(f, engineName, ev)),
+      close: ['', '</details>'],
+      what: 'baseline failure(s)',
+    });
+  }
+
+  return fit(head, sections, maxBytes);
+}
+
+interface CaseFailures {
+  engine: string;
+  caseId: string;
+  variant: string;
+  failed: JobJson[];
+}
+
+function failuresByCase(jobs: JobJson[]): CaseFailures[] {
+  const out = new Map<string, CaseFailures>();
+  for (const j of jobs) {
+    const key = `${j.engine}\u0000${j.case_id}`;
+    const f = out.get(key) ?? { engine: j.engine, caseId: j.case_id, variant: j.variant, failed: [] };
+    f.failed.push(j);
+    out.set(key, f);
+  }
+  return [...out.values()];
+}
+
+function failureLine(f: CaseFailures, engineName: (n: string) => string, ev: number): string {
+  const first = f.failed[0]!;
+  const assertion = first.assertions.find((a) => !a.passed);
+  const trials = f.failed.map((j) => `#${j.trial}`).join(', ');
+  const what = assertion
+    ? `${codeSpan(assertion.text)}: ${mdText(assertion.evidence, ev)}`
+    : mdText(first.reason ?? 'failed without a failed assertion', ev);
+  return `- **${mdText(f.caseId, 120)}** (${mdText(engineName(f.engine), 60)}; trial ${trials} failed) — ${what}`;
+}
+
+interface ErrorGroup {
+  engine: string;
+  caseId: string;
+  variant: string;
+  reason: string;
+  trials: number[];
+}
+
+function errorsByReason(jobs: JobJson[]): ErrorGroup[] {
+  const out = new Map<string, ErrorGroup>();
+  for (const j of jobs) {
+    const reason = j.reason ?? 'no reason recorded';
+    const key = `${j.engine}\u0000${j.case_id}\u0000${j.variant}\u0000${reason}`;
+    const g = out.get(key) ?? { engine: j.engine, caseId: j.case_id, variant: j.variant, reason, trials: [] };
+    g.trials.push(j.trial);
+    out.set(key, g);
+  }
+  return [...out.values()];
+}
+
+function errorLine(e: ErrorGroup, engineName: (n: string) => string, ev: number): string {
+  return `- **${mdText(e.caseId, 120)}** ${e.variant} (${mdText(engineName(e.engine), 60)}; trial ${e.trials.map((t) => `#${t}`).join(', ')}) — ${mdText(e.reason, ev)}`;
+}
+
+const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/**
+ * Joins the head and as many detail lines as fit in `maxBytes`; what does not fit is replaced
+ * by one note per section. The head itself is cut on a line boundary if it alone is too big.
+ */
+function fit(head: string[], sections: { title: string[]; items: string[]; close?: string[]; what: string }[], maxBytes: number): string {
+  const footer = '\n_Full details: result.json, report.xml and benchmark.md in the run folder._\n';
+  const noteRoom = 200; // room kept for one "… N more" note
+  const budget = maxBytes - bytes(footer);
+  const out: string[] = [];
+  let used = 0;
+  const push = (line: string) => {
+    out.push(line);
+    used += bytes(line) + 1;
+  };
+  for (const line of head) {
+    if (used + bytes(line) + 1 > budget - noteRoom) {
+      push('_… summary truncated to stay under the size limit._');
+      return `${out.join('\n')}\n${footer}`;
+    }
+    push(line);
+  }
+  for (const s of sections) {
+    const titleSize = s.title.reduce((a, l) => a + bytes(l) + 1, 0) + (s.close ?? []).reduce((a, l) => a + bytes(l) + 1, 0);
+    if (used + titleSize + noteRoom > budget) {
+      push(`_… ${s.items.length} ${s.what} not shown (size limit)._`);
+      continue;
+    }
+    for (const l of s.title) push(l);
+    const closeSize = (s.close ?? []).reduce((a, l) => a + bytes(l) + 1, 0);
+    let shown = 0;
+    for (const item of s.items) {
+      if (used + bytes(item) + 1 + closeSize + noteRoom > budget) break;
+      push(item);
+      shown++;
+    }
+    if (shown < s.items.length) push(`- _… and ${s.items.length - shown} more ${s.what} not shown (size limit; see result.json)._`);
+    for (const l of s.close ?? []) push(l);
+    push('');
+  }
+  return `${out.join('\n').trimEnd()}\n${footer}`;
+}
