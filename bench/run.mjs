@@ -217,6 +217,52 @@ async function benchReports() {
   rmSync(root, { recursive: true, force: true });
 }
 
+/** Pinned engine versions (as the tests' global set-up and the README table). */
+const PINNED = { claude_code: '2.1.332', codex: '0.171.0', opencode: '1.18.33', gemini_cli: '0.61.0', qwen_code: '0.24.4' };
+
+// Every engine through skill-up, one job at a time: the job's wall time against the engine
+// process's own wall time measured inside the same job (spawn to exit).
+async function benchEngines() {
+  const TRIALS = Number(process.env.BENCH_ENGINE_TRIALS ?? 3);
+  const { resolveEngineBinary } = await import('../dist/src/engine/resolve.js');
+  const { findKnownEngine, binOverrideVar } = await import('../dist/src/engine/known.js');
+  for (const [name, version] of Object.entries(PINNED)) {
+    const known = findKnownEngine(name);
+    const envVar = binOverrideVar(name);
+    process.env[envVar] ??= (await resolveEngineBinary({ npmPackage: known.npmPackage, bin: known.bin, version, onProgress: (l) => console.log(l) })).path;
+  }
+  const root = mkdtempSync(join(tmpdir(), 'skill-up-bench-engines-'));
+  const skill = join(root, 'bench-engines');
+  mkdirSync(join(skill, 'evals/cases'), { recursive: true });
+  writeFileSync(join(skill, 'SKILL.md'), '---\nname: bench-engines\ndescription: A skill used only to benchmark the harness around each engine.\n---\n\n# Bench\n');
+  writeFileSync(join(skill, 'evals/model.yaml'), 'rules:\n  - when: { prompt_contains: notes }\n    reply:\n      - write_file: { path: notes.md, content: "# Notes\\n" }\n      - say: "Created notes.md"\n');
+  writeFileSync(join(skill, 'evals/eval.yaml'), `schema_version: v1alpha1\nengine:\n  name: claude_code\n  model: { provider: scripted, name: bench-model, script: evals/model.yaml }\ncases:\n  files: [evals/cases/*.yaml]\ntrials: ${TRIALS}\nreport: { formats: [json] }\n`);
+  writeFileSync(join(skill, 'evals/cases/notes.yaml'), 'input:\n  prompt: "Create notes.md with a Notes heading."\nexpect:\n  files_exist: [notes.md]\n');
+  console.log(`\n== every engine through skill-up: the same prompt, ${TRIALS} jobs each, one at a time ==`);
+  console.log('engine        pass  job median  engine process median  skill-up adds');
+  let i = 0;
+  for (const name of Object.keys(PINNED)) {
+    const out = join(root, `out-${i++}`);
+    const quiet = { write: process.stdout.write, err: process.stderr.write };
+    process.stdout.write = () => true;
+    process.stderr.write = () => true;
+    let code;
+    try {
+      code = await main(['run', skill, '--engine', name, '--output-dir', out]);
+    } finally {
+      process.stdout.write = quiet.write;
+      process.stderr.write = quiet.err;
+    }
+    const result = JSON.parse(readFileSync(join(out, 'iteration-1/result.json'), 'utf8'));
+    const job = median(result.jobs.map((j) => j.duration_ms));
+    const eng = median(result.jobs.map((j) => j.engine_duration_ms));
+    const pass = `${result.totals.pass}/${result.jobs.length}`;
+    console.log(`${name.padEnd(13)} ${pass.padEnd(5)} ${`${job.toFixed(0)} ms`.padStart(10)}  ${`${eng.toFixed(0)} ms`.padStart(21)}  ${`${(((job - eng) / eng) * 100).toFixed(1)}% (${(job - eng).toFixed(0)} ms)`.padStart(13)}${code ? `  exit ${code}` : ''}`);
+  }
+  rmSync(root, { recursive: true, force: true });
+}
+
 await benchCore();
 if (!process.env.BENCH_SKIP_CLAUDE) await benchClaude();
+if (!process.env.BENCH_SKIP_ENGINES) await benchEngines();
 if (!process.env.BENCH_SKIP_REPORTS) await benchReports();
