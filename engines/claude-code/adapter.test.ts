@@ -373,7 +373,7 @@ describe('claude_code adapter (pure parts)', () => {
     const ok = parseStreamJson('{"type":"result","is_error":false,"result":"x","session_id":"s"}');
     const none = parseStreamJson('');
     const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
-    expect(decideError({ ...base, exitCode: null, startError: 'spawn /x ENOENT' }, none, 1000, '')?.kind).toBe('missing');
+    expect(decideError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
     expect(decideError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
     expect(decideError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
     expect(decideError({ ...base, exitCode: 1 }, none, 1000, 'Error: boom\n')).toEqual({ kind: 'crash', message: 'exited with code 1: Error: boom' });

@@ -6,12 +6,11 @@
  * session. The exact command line and environment are in README.md beside this file; the
  * facts behind them are in shared/engines/claude-code-and-codex.md §1–2.
  */
-import { createReadStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
+import { feedLines, processError, progressLine } from '../../src/engine/turn.js';
 import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
 import {
   EngineUnavailable,
@@ -141,17 +140,9 @@ export function buildClaudeArgs(opts: { prompt: string; maxTurns: number; model?
 }
 
 /** Reads a stream-json file line by line into the parser (any size, bounded memory per line). */
-async function parseFile(file: string, parser: StreamJsonParser): Promise<void> {
-  let stream;
-  try {
-    stream = createReadStream(file, { encoding: 'utf8' });
-    const rl = createInterface({ input: stream, crlfDelay: Infinity });
-    for await (const line of rl) parser.push(line);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  } finally {
-    stream?.destroy();
-  }
+/** Streams the output file's lines into the parser. */
+function parseFile(file: string, parser: StreamJsonParser): Promise<void> {
+  return feedLines(file, (line) => parser.push(line));
 }
 
 /**
@@ -161,21 +152,14 @@ async function parseFile(file: string, parser: StreamJsonParser): Promise<void> 
  * with the stderr tail), and finally an exit 0 without a `result` line (`protocol`).
  */
 export function decideError(r: ProcResult, parsed: ClaudeStreamSummary, timeoutMs: number, stderrTail: string): EngineError | undefined {
-  if (r.startError) {
-    const missing = /ENOENT|EACCES/.test(r.startError);
-    return { kind: missing ? 'missing' : 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
-  }
-  if (r.timedOut) return { kind: 'timeout', message: describeFailure(r, timeoutMs, '') };
-  if (r.cancelled) return { kind: 'cancelled', message: describeFailure(r, timeoutMs, '') };
+  const failed = processError(r, timeoutMs, stderrTail);
+  if (failed) return failed;
   if (parsed.error) return parsed.error;
   if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
   if (!parsed.hasResult) return { kind: 'protocol', message: 'claude exited 0 without a "result" line in its stream-json output' };
   return undefined;
 }
 
-function stderrLine(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
 
 /** The adapter. One instance serves every job. */
 export const claudeCodeAdapter: EngineAdapter<ClaudePrepared> = {
@@ -190,7 +174,7 @@ export const claudeCodeAdapter: EngineAdapter<ClaudePrepared> = {
    * @throws EngineUnavailable when it cannot be resolved, installed or run.
    */
   async check(engine: EngineConfig): Promise<{ version?: string }> {
-    const r = await resolveEngineBinary({ npmPackage: CLAUDE_NPM_PACKAGE, bin: CLAUDE_BIN, version: engine.version, engine: 'claude_code', onProgress: stderrLine });
+    const r = await resolveEngineBinary({ npmPackage: CLAUDE_NPM_PACKAGE, bin: CLAUDE_BIN, version: engine.version, engine: 'claude_code', onProgress: progressLine });
     return { version: await probeVersion(r.path) };
   },
 
@@ -213,7 +197,7 @@ export const claudeCodeAdapter: EngineAdapter<ClaudePrepared> = {
         bin: CLAUDE_BIN,
         version: ctx.engine.version,
         engine: 'claude_code',
-        onProgress: stderrLine,
+        onProgress: progressLine,
       });
       prepared.bin = r.path;
       prepared.binSource = r.source;

@@ -466,7 +466,7 @@ describe('codex adapter (pure parts)', () => {
     const hang = parseCodexJson('{"type":"error","message":"Reconnecting... waiting for network (x)"}');
     const failed = parseCodexJson('{"type":"turn.failed","error":{"message":"boom"}}');
     const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
-    expect(decideError({ ...base, exitCode: null, startError: 'spawn /x ENOENT' }, none, 1000, '')?.kind).toBe('missing');
+    expect(decideError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
     expect(decideError({ ...base, exitCode: null, timedOut: true }, hang, 1000, '')).toEqual({
       kind: 'timeout',
       message: "timed out after 1.0 s (process group killed); codex's last error: Reconnecting... waiting for network (x)",

@@ -8,12 +8,11 @@
  * `OPENAI_BASE_URL`). The exact command line and environment are in README.md beside this
  * file; the facts behind them are in shared/engines/claude-code-and-codex.md §1, §3 and §5.
  */
-import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
+import { feedLines, processError, progressLine } from '../../src/engine/turn.js';
 import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
 import {
   EngineUnavailable,
@@ -181,17 +180,9 @@ export function buildCodexArgs(opts: { prompt: string; lastMessageFile: string; 
 }
 
 /** Reads a JSONL file line by line into the parser (any size, bounded memory per line). */
-async function parseFile(file: string, parser: CodexJsonParser): Promise<void> {
-  let stream;
-  try {
-    stream = createReadStream(file, { encoding: 'utf8' });
-    const rl = createInterface({ input: stream, crlfDelay: Infinity });
-    for await (const line of rl) parser.push(line);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  } finally {
-    stream?.destroy();
-  }
+/** Streams the output file's lines into the parser. */
+function parseFile(file: string, parser: CodexJsonParser): Promise<void> {
+  return feedLines(file, (line) => parser.push(line));
 }
 
 /** `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<threadId>.jsonl`, or undefined (§3.4). */
@@ -248,24 +239,15 @@ async function readFrom(file: string, offset: number): Promise<string> {
  * (`protocol`).
  */
 export function decideError(r: ProcResult, parsed: CodexStreamSummary, timeoutMs: number, stderrTail: string): EngineError | undefined {
-  if (r.startError) {
-    const missing = /ENOENT|EACCES/.test(r.startError);
-    return { kind: missing ? 'missing' : 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
-  }
-  if (r.timedOut) {
-    const last = parsed.lastErrorMessage ? `; codex's last error: ${parsed.lastErrorMessage}` : '';
-    return { kind: 'timeout', message: `${describeFailure(r, timeoutMs, '')}${last}` };
-  }
-  if (r.cancelled) return { kind: 'cancelled', message: describeFailure(r, timeoutMs, '') };
+  const failed = processError(r, timeoutMs, stderrTail);
+  if (failed?.kind === 'timeout' && parsed.lastErrorMessage) return { ...failed, message: `${failed.message}; codex's last error: ${parsed.lastErrorMessage}` };
+  if (failed) return failed;
   if (parsed.error) return parsed.error;
   if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
   if (!parsed.completed) return { kind: 'protocol', message: 'codex exited 0 without a "turn.completed" line in its --json output' };
   return undefined;
 }
 
-function stderrLine(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
 
 /** The adapter. One instance serves every job. */
 export const codexAdapter: EngineAdapter<CodexPrepared> = {
@@ -282,7 +264,7 @@ export const codexAdapter: EngineAdapter<CodexPrepared> = {
    * @throws EngineUnavailable when it cannot be resolved, installed or run.
    */
   async check(engine: EngineConfig): Promise<{ version?: string }> {
-    const r = await resolveEngineBinary({ npmPackage: CODEX_NPM_PACKAGE, bin: CODEX_BIN, version: engine.version, engine: 'codex', onProgress: stderrLine });
+    const r = await resolveEngineBinary({ npmPackage: CODEX_NPM_PACKAGE, bin: CODEX_BIN, version: engine.version, engine: 'codex', onProgress: progressLine });
     return { version: await probeVersion(r.path) };
   },
 
@@ -302,7 +284,7 @@ export const codexAdapter: EngineAdapter<CodexPrepared> = {
     await writeFile(join(codexHome, 'config.toml'), config);
     const prepared: CodexPrepared = { env, codexHome, scripted: isScripted(ctx.engine), bypassSandbox, usageByThread: new Map() };
     try {
-      const r = await resolveEngineBinary({ npmPackage: CODEX_NPM_PACKAGE, bin: CODEX_BIN, version: ctx.engine.version, engine: 'codex', onProgress: stderrLine });
+      const r = await resolveEngineBinary({ npmPackage: CODEX_NPM_PACKAGE, bin: CODEX_BIN, version: ctx.engine.version, engine: 'codex', onProgress: progressLine });
       prepared.bin = r.path;
       prepared.binSource = r.source;
     } catch (e) {

@@ -449,7 +449,7 @@ describe('gemini_cli adapter (pure parts)', () => {
     const api = parseGeminiStream('{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: x]"},"stats":{}}');
     const none = parseGeminiStream('');
     const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
-    expect(decideError({ ...base, exitCode: null, startError: 'spawn /x ENOENT' }, none, 1000, '')?.kind).toBe('missing');
+    expect(decideError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
     expect(decideError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
     expect(decideError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
     expect(decideError({ ...base, exitCode: 244 }, api, 1000, 'stack')).toEqual({ kind: 'api', message: '[API Error: x]' });

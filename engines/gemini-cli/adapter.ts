@@ -10,12 +10,11 @@
  * re-checked against the real binary by adapter.test.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
+import { feedLines, processError, progressLine } from '../../src/engine/turn.js';
 import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
 import {
   EngineUnavailable,
@@ -232,17 +231,9 @@ export function buildGeminiArgs(opts: { prompt: string; model?: string; resume?:
 }
 
 /** Reads a stream-json file line by line into the parser (any size, bounded memory per line). */
-async function parseFile(file: string, parser: GeminiStreamParser): Promise<void> {
-  let stream;
-  try {
-    stream = createReadStream(file, { encoding: 'utf8' });
-    const rl = createInterface({ input: stream, crlfDelay: Infinity });
-    for await (const line of rl) parser.push(line);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  } finally {
-    stream?.destroy();
-  }
+/** Streams the output file's lines into the parser. */
+function parseFile(file: string, parser: GeminiStreamParser): Promise<void> {
+  return feedLines(file, (line) => parser.push(line));
 }
 
 /**
@@ -254,21 +245,14 @@ async function parseFile(file: string, parser: GeminiStreamParser): Promise<void
  * (`protocol`).
  */
 export function decideError(r: ProcResult, parsed: GeminiStreamSummary, timeoutMs: number, stderrTail: string): EngineError | undefined {
-  if (r.startError) {
-    const missing = /ENOENT|EACCES/.test(r.startError);
-    return { kind: missing ? 'missing' : 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
-  }
-  if (r.timedOut) return { kind: 'timeout', message: describeFailure(r, timeoutMs, '') };
-  if (r.cancelled) return { kind: 'cancelled', message: describeFailure(r, timeoutMs, '') };
+  const failed = processError(r, timeoutMs, stderrTail);
+  if (failed) return failed;
   if (parsed.error) return parsed.error;
   if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
   if (!parsed.hasResult) return { kind: 'protocol', message: 'gemini exited 0 without a "result" line in its stream-json output' };
   return undefined;
 }
 
-function stderrLine(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
 
 /** The adapter. One instance serves every job. */
 export const geminiCliAdapter: EngineAdapter<GeminiPrepared> = {
@@ -285,7 +269,7 @@ export const geminiCliAdapter: EngineAdapter<GeminiPrepared> = {
    * @throws EngineUnavailable when it cannot be resolved, installed or run.
    */
   async check(engine: EngineConfig): Promise<{ version?: string }> {
-    const r = await resolveEngineBinary({ npmPackage: GEMINI_NPM_PACKAGE, bin: GEMINI_BIN, version: engine.version, engine: 'gemini_cli', onProgress: stderrLine });
+    const r = await resolveEngineBinary({ npmPackage: GEMINI_NPM_PACKAGE, bin: GEMINI_BIN, version: engine.version, engine: 'gemini_cli', onProgress: progressLine });
     return { version: await probeVersion(r.path) };
   },
 
@@ -312,7 +296,7 @@ export const geminiCliAdapter: EngineAdapter<GeminiPrepared> = {
         bin: GEMINI_BIN,
         version: ctx.engine.version,
         engine: 'gemini_cli',
-        onProgress: stderrLine,
+        onProgress: progressLine,
       });
       prepared.bin = r.path;
       prepared.binSource = r.source;

@@ -408,7 +408,7 @@ describe('opencode adapter (pure parts)', () => {
     const none = parseOpencodeJson('');
     const apiErr = parseOpencodeJson('{"type":"error","error":{"name":"APIError","data":{"message":"m"}}}');
     const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
-    expect(decideOpencodeError({ ...base, exitCode: null, startError: 'spawn /x ENOENT' }, none, 1000, '')?.kind).toBe('missing');
+    expect(decideOpencodeError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
     expect(decideOpencodeError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
     expect(decideOpencodeError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
     expect(decideOpencodeError({ ...base, exitCode: 1 }, apiErr, 1000, '')).toEqual({ kind: 'api', message: 'm' });

@@ -7,12 +7,11 @@
  * are in README.md beside this file; the facts behind them are in
  * shared/engines/opencode-gemini-qwen-docker.md §2 and §6 and in this adapter's own runs.
  */
-import { createReadStream } from 'node:fs';
 import { access, constants, mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
+import { feedLines, processError, progressLine } from '../../src/engine/turn.js';
 import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
 import {
   EngineUnavailable,
@@ -187,17 +186,9 @@ export async function ripgrepOnPath(path: string | undefined): Promise<boolean> 
   return false;
 }
 
-async function parseFile(file: string, parser: OpencodeJsonParser): Promise<void> {
-  let stream;
-  try {
-    stream = createReadStream(file, { encoding: 'utf8' });
-    const rl = createInterface({ input: stream, crlfDelay: Infinity });
-    for await (const line of rl) parser.push(line);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  } finally {
-    stream?.destroy();
-  }
+/** Streams the output file's lines into the parser. */
+function parseFile(file: string, parser: OpencodeJsonParser): Promise<void> {
+  return feedLines(file, (line) => parser.push(line));
 }
 
 /**
@@ -207,21 +198,14 @@ async function parseFile(file: string, parser: OpencodeJsonParser): Promise<void
  * a signal (`crash` with the stderr tail), and an exit 0 with no finished step (`protocol`).
  */
 export function decideOpencodeError(r: ProcResult, parsed: OpencodeSummary, timeoutMs: number, stderrTail: string): EngineError | undefined {
-  if (r.startError) {
-    const missing = /ENOENT|EACCES/.test(r.startError);
-    return { kind: missing ? 'missing' : 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
-  }
-  if (r.timedOut) return { kind: 'timeout', message: describeFailure(r, timeoutMs, '') };
-  if (r.cancelled) return { kind: 'cancelled', message: describeFailure(r, timeoutMs, '') };
+  const failed = processError(r, timeoutMs, stderrTail);
+  if (failed) return failed;
   if (parsed.error) return parsed.error;
   if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
   if (parsed.finishedSteps === 0) return { kind: 'protocol', message: 'opencode exited 0 without a finished step in its --format json output' };
   return undefined;
 }
 
-function stderrLine(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
 
 /** The adapter. One instance serves every job. */
 export const opencodeAdapter: EngineAdapter<OpencodePrepared> = {
@@ -237,7 +221,7 @@ export const opencodeAdapter: EngineAdapter<OpencodePrepared> = {
    * @throws EngineUnavailable when it cannot be resolved, installed or run.
    */
   async check(engine: EngineConfig): Promise<{ version?: string }> {
-    const r = await resolveEngineBinary({ npmPackage: OPENCODE_NPM_PACKAGE, bin: OPENCODE_BIN, version: engine.version, engine: 'opencode', onProgress: stderrLine });
+    const r = await resolveEngineBinary({ npmPackage: OPENCODE_NPM_PACKAGE, bin: OPENCODE_BIN, version: engine.version, engine: 'opencode', onProgress: progressLine });
     return { version: await probeVersion(r.path) };
   },
 
@@ -257,7 +241,7 @@ export const opencodeAdapter: EngineAdapter<OpencodePrepared> = {
     await writeFile(configFile, JSON.stringify(config, null, 2) + '\n');
     const prepared: OpencodePrepared = { env, configFile, model: (config.model as string | undefined) ?? '', scripted: isScripted(ctx.engine), maxSteps };
     try {
-      const r = await resolveEngineBinary({ npmPackage: OPENCODE_NPM_PACKAGE, bin: OPENCODE_BIN, version: ctx.engine.version, engine: 'opencode', onProgress: stderrLine });
+      const r = await resolveEngineBinary({ npmPackage: OPENCODE_NPM_PACKAGE, bin: OPENCODE_BIN, version: ctx.engine.version, engine: 'opencode', onProgress: progressLine });
       prepared.bin = r.path;
       prepared.binSource = r.source;
     } catch (e) {

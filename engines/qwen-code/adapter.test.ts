@@ -382,7 +382,7 @@ describe('qwen_code adapter (pure parts)', () => {
     const ok = parseQwenOutput('{"type":"result","is_error":false,"result":"x","session_id":"s"}');
     const none = parseQwenOutput('');
     const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
-    expect(decideQwenError({ ...base, exitCode: null, startError: 'spawn /x ENOENT' }, none, 1000, '', 0)?.kind).toBe('missing');
+    expect(decideQwenError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '', 0)?.kind).toBe('missing');
     expect(decideQwenError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '', 0)).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
     expect(decideQwenError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '', 0)?.kind).toBe('cancelled');
     expect(decideQwenError({ ...base, exitCode: 53 }, none, 1000, 'Reached max session turns for this session.', 4)).toEqual({ kind: 'protocol', message: 'max turns reached (4)' });

@@ -8,12 +8,11 @@
  * this file; the facts behind them are in shared/engines/opencode-gemini-qwen-docker.md §4 and §6
  * and in this adapter's own runs.
  */
-import { createReadStream } from 'node:fs';
 import { chmod, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
+import { feedLines, processError, progressLine } from '../../src/engine/turn.js';
 import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
 import {
   EngineUnavailable,
@@ -143,17 +142,9 @@ export function buildQwenArgs(opts: { authType: string; maxTurns: number; model?
   return args;
 }
 
-async function parseFile(file: string, parser: QwenStreamParser): Promise<void> {
-  let stream;
-  try {
-    stream = createReadStream(file, { encoding: 'utf8' });
-    const rl = createInterface({ input: stream, crlfDelay: Infinity });
-    for await (const line of rl) parser.push(line);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  } finally {
-    stream?.destroy();
-  }
+/** Streams the output file's lines into the parser. */
+function parseFile(file: string, parser: QwenStreamParser): Promise<void> {
+  return feedLines(file, (line) => parser.push(line));
 }
 
 /**
@@ -164,12 +155,8 @@ async function parseFile(file: string, parser: QwenStreamParser): Promise<void> 
  * tail), and an exit 0 without a result line (`protocol`).
  */
 export function decideQwenError(r: ProcResult, parsed: QwenSummary, timeoutMs: number, stderrTail: string, maxTurns: number): EngineError | undefined {
-  if (r.startError) {
-    const missing = /ENOENT|EACCES/.test(r.startError);
-    return { kind: missing ? 'missing' : 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
-  }
-  if (r.timedOut) return { kind: 'timeout', message: describeFailure(r, timeoutMs, '') };
-  if (r.cancelled) return { kind: 'cancelled', message: describeFailure(r, timeoutMs, '') };
+  const failed = processError(r, timeoutMs, stderrTail);
+  if (failed) return failed;
   if (parsed.error) return parsed.error;
   if (r.exitCode === QWEN_EXIT_MAX_TURNS || /Reached max session turns/i.test(stderrTail)) {
     return { kind: 'protocol', message: `max turns reached (${maxTurns > 0 ? maxTurns : '?'})` };
@@ -196,9 +183,6 @@ export async function fixVendoredRipgrep(bin: string): Promise<void> {
   }
 }
 
-function stderrLine(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
 
 /** The adapter. One instance serves every job. */
 export const qwenCodeAdapter: EngineAdapter<QwenPrepared> = {
@@ -214,7 +198,7 @@ export const qwenCodeAdapter: EngineAdapter<QwenPrepared> = {
    * @throws EngineUnavailable when it cannot be resolved, installed or run.
    */
   async check(engine: EngineConfig): Promise<{ version?: string }> {
-    const r = await resolveEngineBinary({ npmPackage: QWEN_NPM_PACKAGE, bin: QWEN_BIN, version: engine.version, engine: 'qwen_code', onProgress: stderrLine });
+    const r = await resolveEngineBinary({ npmPackage: QWEN_NPM_PACKAGE, bin: QWEN_BIN, version: engine.version, engine: 'qwen_code', onProgress: progressLine });
     return { version: await probeVersion(r.path) };
   },
 
@@ -232,7 +216,7 @@ export const qwenCodeAdapter: EngineAdapter<QwenPrepared> = {
     await writeFile(join(qwenHome, 'settings.json'), JSON.stringify(buildQwenSettings(scripted), null, 2) + '\n');
     const prepared: QwenPrepared = { env, qwenHome, authType: qwenAuthType(ctx.engine), scripted, cumulativeUsage: new Map() };
     try {
-      const r = await resolveEngineBinary({ npmPackage: QWEN_NPM_PACKAGE, bin: QWEN_BIN, version: ctx.engine.version, engine: 'qwen_code', onProgress: stderrLine });
+      const r = await resolveEngineBinary({ npmPackage: QWEN_NPM_PACKAGE, bin: QWEN_BIN, version: ctx.engine.version, engine: 'qwen_code', onProgress: progressLine });
       prepared.bin = r.path;
       prepared.binSource = r.source;
       await fixVendoredRipgrep(r.path);

@@ -35,8 +35,10 @@ export interface ProcResult {
   signal?: string;
   timedOut: boolean;
   cancelled: boolean;
-  /** Why it could not start (e.g. `spawn ./agent ENOENT`). */
+  /** Why it could not start, in words (e.g. `command not found: ./agent …`). */
   startError?: string;
+  /** The system error code of a failed start (`ENOENT`, `EACCES`, …). */
+  startErrorCode?: string;
   /** Wall time from spawn to exit, ms. */
   durationMs: number;
   /** Bytes the process wrote to stdout and stderr (files keep at most MAX_STREAM_BYTES of each). */
@@ -157,7 +159,8 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
   const [stdoutBytes, stderrBytes] = await Promise.all([out.done, err.done]);
   clearTimeout(drainTimer);
   if (ended instanceof Error) {
-    return { exitCode: null, timedOut, cancelled, startError: describeStartError(ended, file), durationMs, stdoutBytes, stderrBytes };
+    const startErrorCode = (ended as NodeJS.ErrnoException).code;
+    return { exitCode: null, timedOut, cancelled, startError: describeStartError(ended, file), startErrorCode, durationMs, stdoutBytes, stderrBytes };
   }
   return {
     exitCode: timedOut || cancelled ? null : ended.code,
