@@ -10,8 +10,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
-import { feedLines, processError, progressLine } from '../../src/engine/turn.js';
-import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
+import { checkEngineBinary, feedLines, processError, resolveForJob } from '../../src/engine/turn.js';
 import {
   EngineUnavailable,
   blankTurn,
@@ -174,8 +173,7 @@ export const claudeCodeAdapter: EngineAdapter<ClaudePrepared> = {
    * @throws EngineUnavailable when it cannot be resolved, installed or run.
    */
   async check(engine: EngineConfig): Promise<{ version?: string }> {
-    const r = await resolveEngineBinary({ npmPackage: CLAUDE_NPM_PACKAGE, bin: CLAUDE_BIN, version: engine.version, engine: 'claude_code', onProgress: progressLine });
-    return { version: await probeVersion(r.path) };
+    return checkEngineBinary('claude_code', engine.version);
   },
 
   /**
@@ -191,20 +189,7 @@ export const claudeCodeAdapter: EngineAdapter<ClaudePrepared> = {
     await mkdir(configDir, { recursive: true });
     await writeFile(join(configDir, 'settings.json'), JSON.stringify(CLAUDE_SETTINGS, null, 2) + '\n');
     const prepared: ClaudePrepared = { env, configDir, scripted: isScripted(ctx.engine), totalCostBySession: new Map() };
-    try {
-      const r = await resolveEngineBinary({
-        npmPackage: CLAUDE_NPM_PACKAGE,
-        bin: CLAUDE_BIN,
-        version: ctx.engine.version,
-        engine: 'claude_code',
-        onProgress: progressLine,
-      });
-      prepared.bin = r.path;
-      prepared.binSource = r.source;
-    } catch (e) {
-      if (!(e instanceof EngineUnavailable)) throw e;
-      prepared.missing = e.message;
-    }
+    Object.assign(prepared, await resolveForJob('claude_code', ctx.engine.version));
     return prepared;
   },
 

@@ -12,8 +12,7 @@ import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
-import { feedLines, processError, progressLine } from '../../src/engine/turn.js';
-import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
+import { checkEngineBinary, feedLines, processError, resolveForJob } from '../../src/engine/turn.js';
 import {
   EngineUnavailable,
   blankTurn,
@@ -264,8 +263,7 @@ export const codexAdapter: EngineAdapter<CodexPrepared> = {
    * @throws EngineUnavailable when it cannot be resolved, installed or run.
    */
   async check(engine: EngineConfig): Promise<{ version?: string }> {
-    const r = await resolveEngineBinary({ npmPackage: CODEX_NPM_PACKAGE, bin: CODEX_BIN, version: engine.version, engine: 'codex', onProgress: progressLine });
-    return { version: await probeVersion(r.path) };
+    return checkEngineBinary('codex', engine.version);
   },
 
   /**
@@ -283,14 +281,7 @@ export const codexAdapter: EngineAdapter<CodexPrepared> = {
     await mkdir(codexHome, { recursive: true });
     await writeFile(join(codexHome, 'config.toml'), config);
     const prepared: CodexPrepared = { env, codexHome, scripted: isScripted(ctx.engine), bypassSandbox, usageByThread: new Map() };
-    try {
-      const r = await resolveEngineBinary({ npmPackage: CODEX_NPM_PACKAGE, bin: CODEX_BIN, version: ctx.engine.version, engine: 'codex', onProgress: progressLine });
-      prepared.bin = r.path;
-      prepared.binSource = r.source;
-    } catch (e) {
-      if (!(e instanceof EngineUnavailable)) throw e;
-      prepared.missing = e.message;
-    }
+    Object.assign(prepared, await resolveForJob('codex', ctx.engine.version));
     return prepared;
   },
 

@@ -14,8 +14,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
-import { feedLines, processError, progressLine } from '../../src/engine/turn.js';
-import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
+import { checkEngineBinary, feedLines, processError, resolveForJob } from '../../src/engine/turn.js';
 import {
   EngineUnavailable,
   blankTurn,
@@ -269,8 +268,7 @@ export const geminiCliAdapter: EngineAdapter<GeminiPrepared> = {
    * @throws EngineUnavailable when it cannot be resolved, installed or run.
    */
   async check(engine: EngineConfig): Promise<{ version?: string }> {
-    const r = await resolveEngineBinary({ npmPackage: GEMINI_NPM_PACKAGE, bin: GEMINI_BIN, version: engine.version, engine: 'gemini_cli', onProgress: progressLine });
-    return { version: await probeVersion(r.path) };
+    return checkEngineBinary('gemini_cli', engine.version);
   },
 
   /**
@@ -290,20 +288,7 @@ export const geminiCliAdapter: EngineAdapter<GeminiPrepared> = {
     const scripted = isScripted(ctx.engine);
     const model = ctx.engine.model.name ?? (scripted ? DEFAULT_SCRIPTED_MODEL : undefined);
     const prepared: GeminiPrepared = { env, geminiHome: ctx.homeDir, settings, scripted, statsBySession: new Map(), ...(model ? { model } : {}) };
-    try {
-      const r = await resolveEngineBinary({
-        npmPackage: GEMINI_NPM_PACKAGE,
-        bin: GEMINI_BIN,
-        version: ctx.engine.version,
-        engine: 'gemini_cli',
-        onProgress: progressLine,
-      });
-      prepared.bin = r.path;
-      prepared.binSource = r.source;
-    } catch (e) {
-      if (!(e instanceof EngineUnavailable)) throw e;
-      prepared.missing = e.message;
-    }
+    Object.assign(prepared, await resolveForJob('gemini_cli', ctx.engine.version));
     return prepared;
   },
 

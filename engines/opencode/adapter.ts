@@ -11,8 +11,7 @@ import { access, constants, mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
-import { feedLines, processError, progressLine } from '../../src/engine/turn.js';
-import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
+import { checkEngineBinary, feedLines, processError, resolveForJob } from '../../src/engine/turn.js';
 import {
   EngineUnavailable,
   blankTurn,
@@ -221,8 +220,7 @@ export const opencodeAdapter: EngineAdapter<OpencodePrepared> = {
    * @throws EngineUnavailable when it cannot be resolved, installed or run.
    */
   async check(engine: EngineConfig): Promise<{ version?: string }> {
-    const r = await resolveEngineBinary({ npmPackage: OPENCODE_NPM_PACKAGE, bin: OPENCODE_BIN, version: engine.version, engine: 'opencode', onProgress: progressLine });
-    return { version: await probeVersion(r.path) };
+    return checkEngineBinary('opencode', engine.version);
   },
 
   /**
@@ -240,14 +238,7 @@ export const opencodeAdapter: EngineAdapter<OpencodePrepared> = {
     await mkdir(configDir, { recursive: true });
     await writeFile(configFile, JSON.stringify(config, null, 2) + '\n');
     const prepared: OpencodePrepared = { env, configFile, model: (config.model as string | undefined) ?? '', scripted: isScripted(ctx.engine), maxSteps };
-    try {
-      const r = await resolveEngineBinary({ npmPackage: OPENCODE_NPM_PACKAGE, bin: OPENCODE_BIN, version: ctx.engine.version, engine: 'opencode', onProgress: progressLine });
-      prepared.bin = r.path;
-      prepared.binSource = r.source;
-    } catch (e) {
-      if (!(e instanceof EngineUnavailable)) throw e;
-      prepared.missing = e.message;
-    }
+    Object.assign(prepared, await resolveForJob('opencode', ctx.engine.version));
     if (prepared.bin && !(await ripgrepOnPath(env.PATH))) {
       prepared.missing =
         'opencode needs ripgrep (`rg`) on PATH: without it its skill, grep and glob tools fail ("ripgrep execution failed") and it tries to download rg. Install it (e.g. `apt-get install ripgrep`).';

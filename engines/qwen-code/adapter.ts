@@ -12,8 +12,7 @@ import { chmod, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
-import { feedLines, processError, progressLine } from '../../src/engine/turn.js';
-import { probeVersion, resolveEngineBinary } from '../../src/engine/resolve.js';
+import { checkEngineBinary, feedLines, processError, resolveForJob } from '../../src/engine/turn.js';
 import {
   EngineUnavailable,
   blankTurn,
@@ -198,8 +197,7 @@ export const qwenCodeAdapter: EngineAdapter<QwenPrepared> = {
    * @throws EngineUnavailable when it cannot be resolved, installed or run.
    */
   async check(engine: EngineConfig): Promise<{ version?: string }> {
-    const r = await resolveEngineBinary({ npmPackage: QWEN_NPM_PACKAGE, bin: QWEN_BIN, version: engine.version, engine: 'qwen_code', onProgress: progressLine });
-    return { version: await probeVersion(r.path) };
+    return checkEngineBinary('qwen_code', engine.version);
   },
 
   /**
@@ -215,15 +213,8 @@ export const qwenCodeAdapter: EngineAdapter<QwenPrepared> = {
     await mkdir(qwenHome, { recursive: true });
     await writeFile(join(qwenHome, 'settings.json'), JSON.stringify(buildQwenSettings(scripted), null, 2) + '\n');
     const prepared: QwenPrepared = { env, qwenHome, authType: qwenAuthType(ctx.engine), scripted, cumulativeUsage: new Map() };
-    try {
-      const r = await resolveEngineBinary({ npmPackage: QWEN_NPM_PACKAGE, bin: QWEN_BIN, version: ctx.engine.version, engine: 'qwen_code', onProgress: progressLine });
-      prepared.bin = r.path;
-      prepared.binSource = r.source;
-      await fixVendoredRipgrep(r.path);
-    } catch (e) {
-      if (!(e instanceof EngineUnavailable)) throw e;
-      prepared.missing = e.message;
-    }
+    Object.assign(prepared, await resolveForJob('qwen_code', ctx.engine.version));
+    if (prepared.bin) await fixVendoredRipgrep(prepared.bin);
     return prepared;
   },
 

@@ -276,8 +276,6 @@ function parentOf(outputDir: string, drop: number): string {
   return parts.slice(0, Math.max(0, parts.length - drop)).join('/');
 }
 
-const join = (...parts: string[]) => parts.filter(Boolean).join('/');
-
 function countErrors(job: JobJson): number {
   let n = job.status === 'error' ? 1 : 0;
   for (const t of job.turns) for (const c of t.tool_calls) if (c.is_error) n++;

@@ -56,7 +56,6 @@
  * `turn.failed` naming it (`stream disconnected before completion: <message> (HTTP 500)`,
  * verified), without retrying when `stream_max_retries = 0`.
  */
-import { estimateTokens } from '../plan.js';
 import { absolutePath, pickKey, schemaKeys, type ActionContext, type ToolAction, type ToolCandidate, type ToolTable } from '../tools.js';
 import type { ModelReply, ModelRequest, NeutralMessage, NeutralPart, ReplyBlock, ToolSpec } from '../types.js';
 import { jsonResponse, ProtocolError, sseEvent, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
