@@ -41,3 +41,50 @@ describe.each(ENGINES)('a three-turn case with a capture on %s (real binary, scr
     expect(job.turns.length).toBe(2);
   });
 });
+
+describe('a custom engine in conversation_mode: stateful', () => {
+  it('is called once per turn, gets the previous session_id back, and a capture feeds the next turn', async () => {
+    const { writeSkill } = await import('./helpers.js');
+    const skill = writeSkill({
+      // Answers with the session it was given (or a new one) and the token once asked.
+      'evals/agent.sh': [
+        '#!/usr/bin/env bash',
+        'in=$(cat "$1")',
+        'sid=$(printf %s "$in" | node -e \'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);process.stdout.write(j.session_id||"")})\')',
+        'n=$(printf %s "$in" | node -e \'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{process.stdout.write(String(JSON.parse(s).messages.length))})\')',
+        'prompt=$(printf %s "$in" | node -e \'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{process.stdout.write(JSON.parse(s).messages.at(-1).content)})\')',
+        'given=$sid; [ -z "$sid" ] && sid="sess-42"',
+        'printf \'{"exit_code":0,"final_message":"seen session=[%s] messages=%s prompt=[%s] token=T0K3N","session_id":"%s"}\' "$given" "$n" "$prompt" "$sid"',
+      ].join('\n'),
+      'evals/eval.yaml': [
+        'schema_version: v1alpha1',
+        'engine:',
+        '  name: stateful-agent',
+        '  custom:',
+        '    transport: local',
+        '    conversation_mode: stateful',
+        '    local: { command: ./evals/agent.sh, args: ["${input_file}"] }',
+        'cases:',
+        '  files: [evals/cases/*.yaml]',
+      ].join('\n'),
+      'evals/cases/two.yaml': [
+        'input:',
+        '  turns:',
+        '    - content: first',
+        '      capture: [{ variable: tok, pattern: "token=(?P<value>\\\\w+)" }]',
+        '    - content: "use {{tok}}"',
+        'judge:',
+        '  type: rule_based',
+        '  success:',
+        '    - turn_response_contains: { turn: 1, contains_all: ["session=[]"] }',
+        '    - turn_response_contains: { turn: 2, contains_all: ["session=[sess-42]", "messages=1", "prompt=[use T0K3N]"] }',
+      ].join('\n'),
+    });
+    const out = join(skill, '..', 'out');
+    const r = await runCli(['run', skill, '--output-dir', out]);
+    const job = JSON.parse(readFileSync(join(out, 'iteration-1/result.json'), 'utf8')).jobs[0];
+    expect(job.status, JSON.stringify(job.assertions) + (job.reason ?? '')).toBe('pass');
+    expect(r.code).toBe(0);
+    expect(job.turns.map((t: { session_id?: string }) => t.session_id)).toEqual(['sess-42', 'sess-42']);
+  });
+});
