@@ -14,7 +14,9 @@ import { startModelServer } from './server.js';
 
 export const MODEL_SERVER_USAGE = `usage: skill-up model-server --script FILE [--port N] [--log-dir DIR] [--quiet]
 
-Serves a scripted model on 127.0.0.1 (Anthropic Messages API) until interrupted.
+Serves a scripted model on 127.0.0.1 until interrupted: the Anthropic Messages API (Claude Code),
+OpenAI Responses (Codex), OpenAI Chat Completions (OpenCode, Qwen Code) and the Gemini API
+(Gemini CLI), all on the same port.
   --script FILE   rule file (YAML, schemas/model-script.schema.json)
   --port N        TCP port (default 0: a free port)
   --log-dir DIR   append every exchange to DIR/model-requests.jsonl
