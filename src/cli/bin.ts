@@ -6,6 +6,14 @@ import { main } from './main.js';
 // queues them. It is created on first use, so this takes effect when set before any I/O.
 process.env.UV_THREADPOOL_SIZE ??= '16';
 
+// `skill-up run … | head` closes the pipe early: the run must go on and write its reports,
+// not die of EPIPE on the next line of progress.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

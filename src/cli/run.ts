@@ -4,6 +4,7 @@
  */
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { loadSuite } from '../config/load.js';
+import { canonicalEngineName, unknownEngineMessage } from '../config/engines.js';
 import type { Suite } from '../config/types.js';
 import { getAdapter, unavailableAdapter } from '../engine/registry.js';
 import { EngineUnavailable, type EngineAdapter } from '../engine/types.js';
@@ -91,7 +92,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const { suite, warnings } = await loadForRun(positionals[0], Boolean(values.auto));
   printWarnings(warnings);
   const engineNames = listFlag(values.engine as string[] | undefined);
-  applyEngineOverride(suite, engineNames);
+  applyEngineOverride(suite, engineNames, values.engine !== undefined);
   const jobs = planJobs(suite, {
     cases: values.case as string[] | undefined,
     excludeCases: values['exclude-case'] as string[] | undefined,
@@ -99,6 +100,12 @@ export async function runCommand(argv: string[]): Promise<number> {
     trials,
     baseline: values.baseline,
   });
+  const planned = new Set(jobs.map((j) => j.case.id));
+  for (const c of suite.cases) {
+    if (c.engines && !planned.has(c.id) && c.engines.every((e) => !suite.engines.some((x) => x.name === e))) {
+      process.stderr.write(`note: case \`${c.id}\` runs only on ${c.engines.join(', ')}, which this run does not include\n`);
+    }
+  }
   const parallelism = parallelismFlag ?? suite.parallelism;
   const scripts = await loadScripts(suite);
   if (values['dry-run']) {
@@ -232,17 +239,24 @@ export function reportFormats(configured: ReportFormat[], results: JobResult[]):
 }
 
 /** `--engine a,b` replaces the suite's engines; names must be among the suite's (or its base engine renamed). */
-function applyEngineOverride(suite: Suite, names: string[]): void {
-  if (names.length === 0) return;
+function applyEngineOverride(suite: Suite, names: string[], given: boolean): void {
+  if (names.length === 0) {
+    if (given) throw new UsageError('--engine needs at least one engine name (e.g. --engine claude_code,codex)');
+    return;
+  }
   const known = new Map(suite.engines.map((e) => [e.name, e]));
   known.set(suite.engine.displayName, suite.engine);
-  suite.engines = names.map((n) => {
-    const canonical = n.replace(/-/g, '_');
+  const seen = new Set<string>();
+  suite.engines = names.flatMap((n) => {
+    const canonical = canonicalEngineName(n) ?? n;
+    if (seen.has(canonical)) return [];
+    seen.add(canonical);
     const found = known.get(n) ?? known.get(canonical);
-    if (found) return found;
+    if (found) return [found];
+    if (!canonicalEngineName(n)) throw new UsageError(`--engine ${n}: ${unknownEngineMessage(n)}`);
     if (suite.engine.name === 'custom') throw new UsageError(`--engine ${n}: this suite defines a custom engine \`${suite.engine.displayName}\`; other engines need their own engine block`);
     // Another engine keeps the model settings but not the pin, which names the suite engine's version.
-    return { ...suite.engine, name: canonical, displayName: n, version: undefined, custom: undefined };
+    return [{ ...suite.engine, name: canonical, displayName: canonical, version: undefined, custom: undefined }];
   });
   suite.engine = suite.engines[0]!;
 }

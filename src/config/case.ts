@@ -119,7 +119,7 @@ function buildTurns(input: Field): TurnSpec[] {
     const content = t.get('content').str() ?? '';
     for (const m of content.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g)) {
       if (!captured.has(m[1]!)) {
-        t.get('content').warn(`\`{{${m[1]}}}\` is not captured by an earlier turn (\`capture: [{variable: ${m[1]}, pattern: …}]\`), so it cannot be filled in`);
+        t.get('content').error(`\`{{${m[1]}}}\` is not captured by an earlier turn (\`capture: [{variable: ${m[1]}, pattern: …}]\`), so it cannot be filled in`);
       }
     }
     const turn: TurnSpec = { content, capture: [] };

@@ -175,6 +175,13 @@ function buildEngines(root: Field, skillDir: string): { engine: EngineConfig; en
       resolved.push({ cfg: def, field: item.field });
       continue;
     }
+    // A bare built-in name (`engines: [claude_code, codex]`) runs with the suite engine's model
+    // and kwargs, as `--engine a,b` does; its version pin stays with the engine that set it.
+    const base = items[0];
+    if (typeof item.field.value === 'string' && base && base !== item && base.cfg.name !== 'custom') {
+      resolved.push({ cfg: { ...item.cfg, model: { ...base.cfg.model }, kwargs: { ...base.cfg.kwargs } }, field: item.field });
+      continue;
+    }
     resolved.push(item);
   }
   const engines: EngineConfig[] = [];

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 
 /** Options for `runProcess`. */
@@ -148,9 +148,12 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
   clearTimeout(timer);
   clearTimeout(hardKill);
   opts.signal?.removeEventListener('abort', onAbort);
-  killGroup(pid, 'SIGKILL');
-  if (pid) liveGroups.delete(pid);
   const durationMs = performance.now() - started;
+  killGroup(pid, 'SIGKILL');
+  // SIGKILL is delivered asynchronously: wait (bounded) until no member still runs, so a
+  // caller that checks right after a timeout sees no process of the job.
+  if (pid) await waitForGroupExit(pid, 1000);
+  if (pid) liveGroups.delete(pid);
   // A child that escaped the group may still hold the pipes: give them a moment, then let go.
   const drainTimer = setTimeout(() => {
     out.stop();
@@ -171,6 +174,34 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
     stdoutBytes,
     stderrBytes,
   };
+}
+
+/** True while some process of group `pgid` is alive (zombies waiting for a reaper do not count). */
+async function groupHasLiveMembers(pgid: number): Promise<boolean> {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return false;
+  }
+  if (process.platform !== 'linux') return true;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the parenthesised command: state, ppid, pgrp, …
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
+    } catch {
+      /* the process ended meanwhile */
+    }
+  }
+  return false;
+}
+
+/** Waits until group `pgid` has no live member, at most `maxMs`. */
+async function waitForGroupExit(pgid: number, maxMs: number): Promise<void> {
+  const end = Date.now() + maxMs;
+  while (Date.now() < end && (await groupHasLiveMembers(pgid))) await new Promise((r) => setTimeout(r, 20));
 }
 
 /** A spawn failure in words a user can act on. */

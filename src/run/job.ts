@@ -177,6 +177,10 @@ async function converse(
   const specs = job.case.turns;
   // An engine that cannot resume gets the whole conversation as one prompt (captures need real turns).
   const flatten = !adapter.supportsResume && specs.length > 1;
+  if (flatten && specs.some((t) => t.capture.length > 0)) {
+    const reason = `engine \`${job.engine}\` cannot resume a session, so the ${specs.length} turns would be sent as one prompt and \`capture\` cannot work (a custom engine needs \`conversation_mode: stateful\`)`;
+    return { status: 'error', assertions: [], reason };
+  }
   const turns: TurnSpec[] = flatten ? [{ content: specs.map((t) => t.content).join('\n\n'), capture: [] }] : specs;
   const vars: Record<string, string> = {};
   const history: string[] = [];

@@ -27,18 +27,15 @@ describe.each(ENGINES)('a three-turn case with a capture on %s (real binary, scr
     expect([...sessions][0]).toBeTruthy();
   });
 
-  it('an unresolved {{variable}} is an error before the engine starts the turn', async () => {
+  it('an unresolved {{variable}} is a config error (exit 2) before any engine starts', async () => {
     const dir = mkdtempSync(join(tmpdir(), `su-mt2-${engine}-`));
     cpSync(join(ROOT, 'test/fixtures/multi-turn'), join(dir, 'multi-turn'), { recursive: true });
     const kase = join(dir, 'multi-turn/evals/cases/token-flow.yaml');
     writeFileSync(kase, readFileSync(kase, 'utf8').replace('{{token}}', '{{tokn}}'));
     const out = join(dir, 'out');
     const r = await runCli(['run', join(dir, 'multi-turn'), '--engine', engine, '--output-dir', out]);
-    expect(r.code).toBe(3);
-    const job = JSON.parse(readFileSync(join(out, 'iteration-1/result.json'), 'utf8')).jobs[0];
-    expect(job.status).toBe('error');
-    expect(job.reason).toBe('turn 2 uses {{tokn}}, which no earlier turn captured');
-    expect(job.turns.length).toBe(2);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/token-flow\.yaml:\d+:\d+: input\.turns\[1\]\.content: `\{\{tokn\}\}` is not captured by an earlier turn/);
   });
 });
 

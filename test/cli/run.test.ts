@@ -71,6 +71,20 @@ describe('skill-up run (end to end, built CLI)', () => {
     for (const j of doc.jobs) for (const d of [j.workspace, `${j.workspace}-home`]) rmSync(d, { recursive: true, force: true });
   });
 
+  it('keeps running and writes its reports when its output pipe closes early (| head)', async () => {
+    const { spawn } = await import('node:child_process');
+    const { BIN } = await import('./helpers.js');
+    const out = join(writeSkill({}), '..', 'out');
+    const child = spawn(process.execPath, [BIN, 'run', join(ROOT, 'examples/greeting-files'), '--output-dir', out], { env: { ...process.env, CI: '1' } });
+    // Read one chunk, then close both pipes as `head -1` would.
+    await new Promise((res) => child.stderr.once('data', res));
+    child.stdout.destroy();
+    child.stderr.destroy();
+    const code = await new Promise((res) => child.on('close', res));
+    expect(code).toBe(0);
+    expect(readResult(out).totals.jobs).toBe(4);
+  });
+
   it('turns a crash, a hang past its timeout and 50 MB of output into errors within limits, while other jobs complete', async () => {
     const marker = `su-hang-${process.pid}`;
     const skill = writeSkill({

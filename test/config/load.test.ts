@@ -238,16 +238,24 @@ describe('defaults and precedence', () => {
     ]);
   });
 
+  it('a {{variable}} no earlier turn captures is an error at its line', async () => {
+    const diags = await loadErrors(
+      suiteWith('cases: {files: [evals/cases/a.yaml]}\n', 'input:\n  turns:\n    - content: first\n    - content: "use {{missing}}"\n'),
+    );
+    expect(diags.filter((d) => d.severity === 'error').map((d) => [path.basename(d.file), d.line, d.message])).toEqual([
+      ['a.yaml', 4, expect.stringMatching(/^`\{\{missing\}\}` is not captured by an earlier turn/)],
+    ]);
+  });
+
   it('tag and tags merge; alibaba fields skill-up ignores become warnings', async () => {
     const { suite, warnings } = await loadOk(
       suiteWith(
         'mcp: {servers: [{name: fs, mode: mocked}]}\nuser_simulator: {model: x}\nenvironment: {network_policy: deny_all}\ncases: {files: [evals/cases/a.yaml]}\n',
-        'tag: trigger_test\ntags: [smoke, trigger_test]\ninput:\n  turns:\n    - content: "use {{missing}}"\n',
+        'tag: trigger_test\ntags: [smoke, trigger_test]\ninput:\n  turns:\n    - content: "hello"\n',
       ),
     );
     expect(suite.cases[0]!.tags).toEqual(['trigger_test', 'smoke']);
     expect(warnings.map((w) => [path.basename(w.file), w.line, w.message])).toEqual([
-      ['a.yaml', 5, expect.stringMatching(/^`\{\{missing\}\}` is not captured by an earlier turn/)],
       ['eval.yaml', 2, '`mcp` is not supported yet; ignored'],
       ['eval.yaml', 3, '`user_simulator` is not supported yet; ignored'],
       ['eval.yaml', 4, '`environment.network_policy` is not supported yet; ignored'],
@@ -377,5 +385,26 @@ describe('expect skill checks', () => {
     const { suite } = await loadSuite(dir, { cwd: dir });
     expect(suite.cases[0]!.expect.skillInvoked).toEqual(['sk', 'other']);
     expect(suite.cases[0]!.expect.skillNotInvoked).toEqual(['bad']);
+  });
+});
+
+describe('engines: [a, b] with bare names', () => {
+  it('gives each listed engine the suite engine model and kwargs, but not its version pin', async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadSuite } = await import('../../src/config/load.js');
+    const dir = join(mkdtempSync(join(tmpdir(), 'su-eng-')), 'sk');
+    mkdirSync(join(dir, 'evals/cases'), { recursive: true });
+    writeFileSync(join(dir, 'SKILL.md'), '---\nname: sk\ndescription: test skill\n---\nbody\n');
+    writeFileSync(join(dir, 'evals/m.yaml'), 'rules:\n  - reply: [{ say: hi }]\n');
+    writeFileSync(join(dir, 'evals/eval.yaml'), 'schema_version: v1alpha1\nengine:\n  name: claude_code\n  version: 2.1.332\n  model: { provider: scripted, script: evals/m.yaml }\nengines: [claude_code, codex]\ncases:\n  files: [evals/cases/a.yaml]\n');
+    writeFileSync(join(dir, 'evals/cases/a.yaml'), 'input: { prompt: hi }\n');
+    const { suite } = await loadSuite(dir, { cwd: dir });
+    expect(suite.engines.map((e) => [e.name, e.version, e.model.provider])).toEqual([
+      ['claude_code', '2.1.332', 'scripted'],
+      ['codex', undefined, 'scripted'],
+    ]);
+    expect(suite.engines[1]!.model.script).toBe(join(dir, 'evals/m.yaml'));
   });
 });
