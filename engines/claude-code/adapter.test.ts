@@ -6,7 +6,7 @@
  * installs into a test cache with the same resolver a run uses (~8 s the first time). When it
  * cannot be had, the tests FAIL with the reason: they are never skipped.
  */
-import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { parseModelScript } from '../../src/model/script.js';
 import { startModelServer, type ModelServer } from '../../src/model/server.js';
 import { buildClaudeArgs, buildClaudeEnv, claudeCodeAdapter, decideError, normaliseAnthropicBaseUrl } from './adapter.js';
 import { parseStreamJson } from './parse.js';
+import { adapterTestCase, processesIn } from '../../test/support/engine.js';
 
 const VERSION = '2.1.332';
 
@@ -76,20 +77,7 @@ const engine = (over: Partial<EngineConfig> = {}): EngineConfig => ({
   ...over,
 });
 
-const caseSpec = (maxTurns = 10): CaseSpec =>
-  ({
-    id: 'claude-adapter-test',
-    file: '/dev/null',
-    tags: [],
-    turns: [],
-    context: { files: {} },
-    timeoutSeconds: -1,
-    maxTurns,
-    trials: 1,
-    expect: { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [] },
-    judges: [],
-    collectArtifacts: [],
-  }) as CaseSpec;
+const caseSpec = (maxTurns = 10): CaseSpec => adapterTestCase('claude-adapter-test', maxTurns);
 
 let jobs = 0;
 async function makeCtx(opts: { skill?: boolean; maxTurns?: number; signal?: AbortSignal; engine?: EngineConfig } = {}): Promise<EngineContext> {
@@ -121,23 +109,6 @@ async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 60_000, s
   return claudeCodeAdapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [prompt], timeoutMs });
 }
 
-/** PIDs of live processes whose cwd is `dir` or whose command line mentions `marker`. */
-function processesIn(dir: string, marker: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const cwd = readlinkSync(`/proc/${name}/cwd`);
-      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
-      const state = /State:\s+(\w)/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))?.[1];
-      if (state === 'Z') continue;
-      if (cwd === dir || cmd.includes(marker)) found.push(Number(name));
-    } catch {
-      /* gone meanwhile, or not ours to read */
-    }
-  }
-  return found;
-}
 
 describe('claude_code adapter (real binary, scripted model)', () => {
   beforeAll(async () => {

@@ -6,7 +6,7 @@
  * installs into a test cache with the same resolver a run uses (~20 s the first time). When it
  * cannot be had, the tests FAIL with the reason: they are never skipped.
  */
-import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { parseModelScript } from '../../src/model/script.js';
 import { startModelServer, type ModelServer } from '../../src/model/server.js';
 import { buildGeminiArgs, buildGeminiEnv, buildGeminiSettings, decideError, geminiCliAdapter } from './adapter.js';
 import { parseGeminiStream } from './parse.js';
+import { adapterTestCase, processesIn } from '../../test/support/engine.js';
 
 const VERSION = '0.61.0';
 
@@ -78,20 +79,7 @@ const engine = (over: Partial<EngineConfig> = {}): EngineConfig => ({
   ...over,
 });
 
-const caseSpec = (maxTurns = 10): CaseSpec =>
-  ({
-    id: 'gemini-adapter-test',
-    file: '/dev/null',
-    tags: [],
-    turns: [],
-    context: { files: {} },
-    timeoutSeconds: -1,
-    maxTurns,
-    trials: 1,
-    expect: { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [], skillInvoked: [], skillNotInvoked: [] },
-    judges: [],
-    collectArtifacts: [],
-  }) as unknown as CaseSpec;
+const caseSpec = (maxTurns = 10): CaseSpec => adapterTestCase('gemini-adapter-test', maxTurns);
 
 let jobs = 0;
 async function makeCtx(opts: { skill?: boolean; maxTurns?: number; signal?: AbortSignal; engine?: EngineConfig; modelBaseUrl?: string } = {}): Promise<EngineContext> {
@@ -126,23 +114,6 @@ async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 60_000, s
   return geminiCliAdapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [prompt], timeoutMs });
 }
 
-/** PIDs of live processes whose cwd is `dir` or whose command line mentions `marker`. */
-function processesIn(dir: string, marker: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const cwd = readlinkSync(`/proc/${name}/cwd`);
-      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
-      const state = /State:\s+(\w)/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))?.[1];
-      if (state === 'Z') continue;
-      if (cwd === dir || cmd.includes(marker)) found.push(Number(name));
-    } catch {
-      /* gone meanwhile, or not ours to read */
-    }
-  }
-  return found;
-}
 
 /** A local port nothing listens on (bound, then released). */
 async function deadPort(): Promise<number> {

@@ -6,7 +6,7 @@
  * installs into a test cache with the same resolver a run uses. When it cannot be had, the tests
  * FAIL with the reason: they are never skipped.
  */
-import { existsSync, readFileSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -17,6 +17,7 @@ import { parseModelScript } from '../../src/model/script.js';
 import { startModelServer, type ModelServer } from '../../src/model/server.js';
 import { buildQwenArgs, buildQwenEnv, buildQwenSettings, decideQwenError, openaiBaseUrl, qwenAuthType, qwenCodeAdapter } from './adapter.js';
 import { parseQwenOutput } from './parse.js';
+import { adapterTestCase, processesOf } from '../../test/support/engine.js';
 
 const VERSION = '0.24.4';
 
@@ -80,20 +81,7 @@ const engine = (over: Partial<EngineConfig> = {}): EngineConfig => ({
   ...over,
 });
 
-const caseSpec = (maxTurns = 10): CaseSpec =>
-  ({
-    id: 'qwen-adapter-test',
-    file: '/dev/null',
-    tags: [],
-    turns: [],
-    context: { files: {} },
-    timeoutSeconds: -1,
-    maxTurns,
-    trials: 1,
-    expect: { mustContain: [], mustNotContain: [], filesExist: [], filesNotExist: [], fileContains: [] },
-    judges: [],
-    collectArtifacts: [],
-  }) as unknown as CaseSpec;
+const caseSpec = (maxTurns = 10): CaseSpec => adapterTestCase('qwen-adapter-test', maxTurns);
 
 let jobs = 0;
 async function makeCtx(opts: { skill?: boolean; maxTurns?: number; signal?: AbortSignal; engine?: EngineConfig } = {}): Promise<EngineContext> {
@@ -129,23 +117,6 @@ async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 90_000): 
   return qwenCodeAdapter.runTurn(ctx, prepared, { index: 1, prompt, history: [prompt], timeoutMs });
 }
 
-/** PIDs of live processes whose cwd is `dir` or whose environment mentions `home`. */
-function processesOf(dir: string, home: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const state = /State:\s+(\w)/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))?.[1];
-      if (state === 'Z') continue;
-      const cwd = readlinkSync(`/proc/${name}/cwd`);
-      const env = readFileSync(`/proc/${name}/environ`, 'utf8');
-      if (cwd === dir || env.includes(`HOME=${home}\0`)) found.push(Number(name));
-    } catch {
-      /* gone meanwhile, or not ours to read */
-    }
-  }
-  return found;
-}
 
 describe('qwen_code adapter (real binary, scripted model)', () => {
   beforeAll(async () => {
