@@ -37,3 +37,15 @@ export function intFlag(name: string, value: string | undefined, min: number, ma
 export function listFlag(values: string[] | undefined): string[] {
   return (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
 }
+
+/**
+ * A number flag in [min, max]; `percent` also accepts `80%` (→ 0.8) for a fraction.
+ * @throws UsageError naming the flag, the range and the value given.
+ */
+export function numberFlag(name: string, value: string | undefined, min: number, max: number, what: string, percent = false): number | undefined {
+  if (value === undefined) return undefined;
+  const m = percent ? /^\s*(-?[\d.]+)\s*%\s*$/.exec(value) : null;
+  const n = m ? Number(m[1]) / 100 : value.trim() === '' ? NaN : Number(value);
+  if (!Number.isFinite(n) || n < min || n > max) throw new UsageError(`--${name} must be ${what}, got \`${value}\``);
+  return n;
+}

@@ -16,9 +16,11 @@ Usage: skill-up <command> [options]
 
 Commands:
   run [path]          run a skill's eval suite and write result.json, report.xml, summary.md, benchmark.json
+  calibrate [path]    A/A calibration: flakiness, false-difference rate, noise floor, power table
   validate [path]     check eval.yaml, case files and SKILL.md; report every problem
   list-cases [path]   list the suite's cases
   report <result.json>           regenerate reports (junit, markdown, benchmark, html) from a saved run
+  compare <old> <new>            compare two runs case by case (or --engines a,b / --variants of one run); exit 1 on a proven regression
   import <evals.json>            convert Anthropic skill-creator evals.json into eval.yaml + cases
   engines <list|install|check>   the agent CLIs skill-up can drive, and its engine cache
   model-server --script FILE     serve a scripted model (Anthropic API) for any engine
@@ -36,9 +38,11 @@ Examples:
 // engine processes faster (fork time grows with the parent's memory).
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   run: async (argv) => (await import('./run.js')).runCommand(argv),
+  calibrate: async (argv) => (await import('./calibrate.js')).calibrateCommand(argv),
   validate: async (argv) => (await import('./validate.js')).validateCommand(argv),
   'list-cases': async (argv) => (await import('./validate.js')).listCasesCommand(argv),
   report: async (argv) => (await import('./report.js')).reportCommand(argv),
+  compare: async (argv) => (await import('./compare.js')).compareCommand(argv),
   import: async (argv) => (await import('./import.js')).importCommand(argv),
   engines: async (argv) => (await import('../engine/engines-command.js')).runEnginesCommand(argv),
   'model-server': async (argv) => (await import('../model/index.js')).runModelServerCommand(argv),

@@ -6,6 +6,13 @@ import path from 'node:path';
 import type { ReportFormat } from '../config/types.js';
 import { closest, distance } from 'fastest-levenshtein';
 import { listFlag, parse, UsageError } from './args.js';
+import type { ResultDoc } from '../report/result-json.js';
+import type * as DecisionTextModule from '../report/decision-text.js';
+import type { verdictOf as verdictOfFn } from '../report/markdown.js';
+
+// Types only: the modules themselves are loaded on demand, so `--help` loads nothing else.
+type DecisionText = typeof DecisionTextModule;
+type VerdictOf = typeof verdictOfFn;
 
 /** Every format `report` writes (the same list as src/report/write.ts REPORT_FORMATS, kept here so --help loads nothing else). */
 const REPORT_FORMATS: readonly ReportFormat[] = ['json', 'junit', 'markdown', 'benchmark', 'html'];
@@ -18,8 +25,9 @@ Regenerates the reports of a saved run from its result.json, without running any
 Formats (repeatable, or comma-separated):
   json        result.json (a copy, for another --output-dir)
   junit       report.xml: JUnit XML, one test case per case × variant × trial
-  markdown    summary.md: verdict, pass rates, uplift, failures and errors (for a
-              GitHub step summary or a PR comment; always under 64 KB)
+  markdown    summary.md: outcome, gates, pass rates (95% CI clustered by case),
+              uplift verdict, failures and errors (for a GitHub step summary or a
+              PR comment; always under 64 KB)
   benchmark   Anthropic skill-creator files: benchmark.json and benchmark.md (one per
               engine folder when several engines ran), grading.json in every run folder,
               eval_metadata.json per case
@@ -30,6 +38,8 @@ Options:
   --format <format>     a format to write (repeatable)
   --output-dir <dir>    where to write (default: the folder of result.json)
   -h, --help            show this help
+
+It also prints the run's outcome, pass rates, uplift and gates, as result.json records them.
 
 Exit codes: 0 reports written (the run's own verdict is not applied again), 2 the input is
 not a skill-up result.json or an option is wrong, 3 a requested format could not be written.
@@ -90,13 +100,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
     : [...(outDir !== sourceDir ? (['json'] as const) : []), 'junit', 'markdown', 'benchmark', 'html'];
   const { written, skipped } = await writeDocReports(outDir, doc, formats, sourceDir);
 
-  const v = verdictOf(doc.exit_code, doc.not_run);
-  process.stdout.write(`${v.icon} ${doc.skill.name}, iteration ${doc.iteration}: ${v.meaning}\n`);
-  for (const x of doc.summary.variants) {
-    const graded = x.passed + x.failed;
-    const rate = graded ? `${((x.passed / graded) * 100).toFixed(0)}% [95% CI ${(x.wilson.low * 100).toFixed(0)}%–${(x.wilson.high * 100).toFixed(0)}%]` : 'n/a';
-    process.stdout.write(`${x.engine} ${x.variant}: ${x.passed}/${graded} passed ${rate}${x.errors ? `, ${x.errors} error(s)` : ''}\n`);
-  }
+  process.stdout.write(decisionLines(doc, verdictOf, await import('../report/decision-text.js')));
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
   let code = 0;
   for (const s of skipped) {
@@ -105,4 +109,28 @@ export async function reportCommand(argv: string[]): Promise<number> {
     if (asked) code = 3;
   }
   return code;
+}
+
+/**
+ * The console summary of a saved run: what its exit code means (naming failing gates), per
+ * engine and variant the pass rate with its 95 % interval clustered by case and the arm's
+ * errors, per engine the uplift with its interval, verdict and reason, then every gate.
+ */
+function decisionLines(doc: ResultDoc, verdictOf: VerdictOf, t: DecisionText): string {
+  const gates = doc.gates ?? [];
+  const v = verdictOf(doc.exit_code, doc.not_run, gates);
+  const out = [`${v.icon} ${doc.skill.name}, iteration ${doc.iteration}: ${v.meaning}`];
+  for (const x of doc.summary.variants) {
+    const graded = x.passed + x.failed;
+    const rate = x.pass_rate === null ? 'pass rate n/a (no graded trial)' : `pass rate ${t.rateWithCI(x.pass_rate, x.interval)} (${t.CLUSTERED_CI}, ${x.graded_cases} case(s))`;
+    out.push(`${x.engine} ${x.variant}: ${rate}, ${t.errorCount(x.errors)}; ${x.passed}/${graded} graded trial(s) passed${x.skipped ? `, ${x.skipped} skipped` : ''}`);
+  }
+  for (const u of doc.summary.uplift) {
+    const x = t.upliftText(u, doc.summary.uplift.length);
+    out.push(`${u.engine} uplift: ${x.delta}`, `  verdict: ${x.verdict}: ${x.reason}`);
+    out.push(`  ${x.p}; ${x.votes}`, `  ${x.rates}; ${x.errors}`);
+    if (x.dropped.length) out.push(`  left out of the comparison: ${x.dropped.map((d) => `${d.caseId} (${d.reason})`).join('; ')}`);
+  }
+  for (const g of gates) out.push(`gate ${t.gateLabel(g)}: ${t.gateState(g.state)}: ${g.reason}`);
+  return `${out.join('\n')}\n`;
 }

@@ -17,14 +17,15 @@ import { planSkillInstall, SkillInstallError } from '../skill/install.js';
 import { ConfigError } from '../config/diagnostics.js';
 import type { ResolvedSkill } from '../run/job.js';
 import { Journal } from '../run/journal.js';
-import { createIterationDir, defaultOutputRoot } from '../run/output.js';
+import { createIterationDir, defaultOutputRoot, resetIterationDir } from '../run/output.js';
 import { createProgress } from '../run/progress.js';
 import { executeJobs } from '../run/run.js';
 import { loadScripts, startScriptedModel } from '../run/model.js';
 import type { JobResult } from '../run/types.js';
-import { summarise, type Uplift } from '../stats/index.js';
+import { formatP, type Uplift } from '../stats/index.js';
+import { decide, DEFAULT_DECISION, DEFAULT_REGRESSION_MARGIN, type Decision, type DecisionConfig, type GateResult, type PreviousRun } from '../gate/index.js';
 import { trialsOf } from '../report/result-json.js';
-import { intFlag, listFlag, parse, UsageError } from './args.js';
+import { intFlag, listFlag, numberFlag, parse, UsageError } from './args.js';
 import { printWarnings } from './diagnostics.js';
 import { VERSION } from './version.js';
 
@@ -40,21 +41,38 @@ Options:
   --tag <tag>              run only cases with this tag (repeatable)
   --trials <n>             trials per case and variant (overrides the suite)
   --baseline               also run every case without the skill (as benchmark.enabled)
+  --no-baseline            run only with_skill, even when eval.yaml has benchmark.enabled
   --engine <name[,name]>   engines to run (overrides the suite's engine)
   --parallelism <n>        jobs at once, 1-256 (default: cases.parallelism)
   --output-dir <dir>       root of iteration-N folders (default: <skill>-workspace beside the skill)
   --keep-workspaces        keep each job's workspace folder for inspection
-  --dry-run                print the plan and exit
+  --iteration <n>          0 (default): write the next free iteration-N; N > 0: run N times into
+                           iteration-1..N (each emptied first) and print a stability summary
+  --dry-run                print the plan and the power table (cases × trials to detect an uplift) and exit
   --auto                   without an eval.yaml, run the skill's Anthropic evals/evals.json,
                            converted in memory (nothing written; see skill-up import)
   -h, --help               show this help
+
+Gates (each PASS, FAIL or INCONCLUSIVE, decided on 95% intervals; eval.yaml \`gates:\` sets them too):
+  --min-pass-rate <θ>      with_skill pass rate to reach (0.8 or 80%)
+  --min-uplift <points>    uplift to reach, in points (needs --baseline)
+  --no-regression <run>    compare with a previous result.json or iteration folder, case by case
+  --margin <points>        largest drop --no-regression still passes (default 10)
+  --max-error-rate <r>     share of trials allowed to error (default 0; above it: exit 3)
+  --on-inconclusive <x>    exit code for an inconclusive gate: pass (0) or fail (1); default 4
+  --errors-as-failures     count errored trials as failures (the worst-case view)
+  --alpha <a>              significance level of the verdict and the regression test (default 0.05)
 
 Reports: result.json and summary.md always; report.xml and the others in report.formats;
 benchmark.json, benchmark.md and per-run grading.json (Anthropic skill-creator files)
 when \`benchmark\` is in report.formats or the run has both variants.
 
-Exit codes: 0 every with_skill job passed, 1 some failed, 2 config or usage error,
-3 an engine or the harness broke (error), 130 interrupted by Ctrl-C (143 by SIGTERM).
+Without --min-pass-rate, --min-uplift or --no-regression the gate is "every with_skill trial
+passed" (alibaba/skill-up's). The verdict (improves / regresses / inconclusive, an exact paired
+permutation test over cases) is printed separately and does not set the exit code.
+
+Exit codes, first match wins: 2 config or usage error; 130/143 interrupted (SIGINT/SIGTERM);
+3 errors above --max-error-rate; 1 a gate failed; 4 a gate inconclusive; 0 every gate passed.
 
 Examples:
   skill-up run                                  # the skill around the current folder
@@ -70,29 +88,61 @@ const OPTIONS = {
   tag: { type: 'string', multiple: true },
   trials: { type: 'string' },
   baseline: { type: 'boolean' },
+  'no-baseline': { type: 'boolean' },
   engine: { type: 'string', multiple: true },
   parallelism: { type: 'string' },
   'output-dir': { type: 'string' },
   'keep-workspaces': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   auto: { type: 'boolean' },
+  iteration: { type: 'string' },
+  'min-pass-rate': { type: 'string' },
+  'min-uplift': { type: 'string' },
+  'no-regression': { type: 'string' },
+  margin: { type: 'string' },
+  'max-error-rate': { type: 'string' },
+  'on-inconclusive': { type: 'string' },
+  'errors-as-failures': { type: 'boolean' },
+  alpha: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 /** Runs the command; returns the process exit code. ConfigError and UsageError propagate to main. */
 export async function runCommand(argv: string[]): Promise<number> {
+  return (await runForResult(argv)).exitCode;
+}
+
+/** What {@link runForResult} returns: the exit code and where the (last) iteration's result.json went. */
+export interface RunOutcome {
+  exitCode: number;
+  /** Absolute path of result.json; null when nothing ran (help, dry run). */
+  resultFile: string | null;
+  iterationDir: string | null;
+}
+
+/**
+ * Runs exactly like `skill-up run <argv>` (printing included) and says where result.json was
+ * written, for commands built on a run (`calibrate`). @throws ConfigError, UsageError
+ */
+export async function runForResult(argv: string[]): Promise<RunOutcome> {
+  const none = (exitCode: number): RunOutcome => ({ exitCode, resultFile: null, iterationDir: null });
   const { values, positionals } = parse(argv, OPTIONS);
   if (values.help) {
     process.stdout.write(RUN_HELP);
-    return 0;
+    return none(0);
   }
   if (positionals.length > 1) throw new UsageError(`run takes one path, got ${positionals.length}: ${positionals.join(' ')}`);
   const trials = intFlag('trials', values.trials, 1, 1000);
   const parallelismFlag = intFlag('parallelism', values.parallelism, 1, 256);
+  const iterations = intFlag('iteration', values.iteration, 0, 100) ?? 0;
   const { suite, warnings } = await loadForRun(positionals[0], Boolean(values.auto));
   printWarnings(warnings);
   const engineNames = listFlag(values.engine as string[] | undefined);
   applyEngineOverride(suite, engineNames, values.engine !== undefined);
+  if (values.baseline && values['no-baseline']) throw new UsageError('--baseline and --no-baseline contradict each other: give one');
+  if (values['no-baseline']) suite.benchmark.enabled = false;
+  const baseline = Boolean(values.baseline) || suite.benchmark.enabled;
+  const decision = await decisionConfigOf(values, suite, baseline);
   const jobs = planJobs(suite, {
     cases: values.case as string[] | undefined,
     excludeCases: values['exclude-case'] as string[] | undefined,
@@ -108,12 +158,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const parallelism = parallelismFlag ?? suite.parallelism;
   const scripts = await loadScripts(suite);
-  if (values['dry-run']) {
-    printPlan(suite, jobs, parallelism);
-    return 0;
-  }
   const skillName = (await lintSkill(suite.skillDir)).name ?? basename(suite.skillDir);
   const outputRoot = values['output-dir'] ? resolve(values['output-dir']) : defaultOutputRoot(suite.skillDir, skillName);
+  if (values['dry-run']) {
+    printPlan(suite, jobs, parallelism);
+    await printPlanPower(jobs, baseline, outputRoot, decision.alpha);
+    return none(0);
+  }
   const skills = await resolveSkills(suite, outputRoot);
   const adapters = new Map<string, EngineAdapter>();
   const versions = new Map<string, string | undefined>();
@@ -128,7 +179,55 @@ export async function runCommand(argv: string[]): Promise<number> {
       adapters.set(e.name, unavailableAdapter(e.name, err.message));
     }
   }
-  const { dir, iteration } = await createIterationDir(outputRoot);
+  const ctx: IterationContext = { argv, values, suite, jobs, parallelism, trials, baseline, decision, scripts, skillName, skills, adapters, versions };
+  if (iterations === 0) {
+    const dir = await createIterationDir(outputRoot);
+    const r = await runIteration(ctx, dir);
+    return { exitCode: r.exitCode, resultFile: `${dir.dir}/result.json`, iterationDir: dir.dir };
+  }
+  const outcomes: IterationOutcome[] = [];
+  for (let n = 1; n <= iterations; n++) {
+    const dir = await resetIterationDir(outputRoot, n);
+    if (iterations > 1) process.stderr.write(`\n== iteration ${n} of ${iterations}\n`);
+    const r = await runIteration(ctx, dir);
+    outcomes.push(r);
+    if (r.interrupted) break;
+  }
+  if (iterations > 1) printStability(outcomes, new Map(suite.engines.map((e) => [e.name, e.displayName])));
+  const last = outcomes[outcomes.length - 1]!;
+  return { exitCode: combineExitCodes(outcomes.map((o) => o.exitCode)), resultFile: `${last.dir}/result.json`, iterationDir: last.dir };
+}
+
+/** Everything one iteration needs, resolved once for the whole run. */
+interface IterationContext {
+  argv: string[];
+  values: { 'keep-workspaces'?: boolean };
+  suite: Suite;
+  jobs: Job[];
+  parallelism: number;
+  trials: number | undefined;
+  baseline: boolean;
+  decision: DecisionConfig;
+  scripts: Awaited<ReturnType<typeof loadScripts>>;
+  skillName: string;
+  skills: ResolvedSkill[];
+  adapters: Map<string, EngineAdapter>;
+  versions: Map<string, string | undefined>;
+}
+
+/** One iteration's outcome. */
+interface IterationOutcome {
+  iteration: number;
+  dir: string;
+  exitCode: number;
+  interrupted: boolean;
+  decision: Decision;
+}
+
+/** Runs every job once into `dir`, writes the reports and prints the summary. */
+async function runIteration(ctx: IterationContext, target: { dir: string; iteration: number }): Promise<IterationOutcome> {
+  const { suite, jobs, parallelism, values } = ctx;
+  const { dir, iteration } = target;
   const startedAt = new Date();
   const journal = await Journal.create(`${dir}/journal.jsonl`, { type: 'run', startedAt: startedAt.toISOString(), evalFile: suite.evalFile, jobs: jobs.length });
   process.stderr.write(`skill-up ${VERSION}: ${jobs.length} job(s) of ${new Set(jobs.map((j) => j.case.id)).size} case(s) → ${dir}\n`);
@@ -151,7 +250,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   const progress = createProgress(jobs.length);
   let results: JobResult[] = [];
-  const model = await startScriptedModel(scripts, dir);
+  const model = await startScriptedModel(ctx.scripts, dir);
   if (model) process.stderr.write(`scripted model server on ${model.url} (exchanges logged per job)\n`);
   try {
     results = await executeJobs({
@@ -161,8 +260,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       progress,
       env: {
         suite,
-        adapters,
-        skills,
+        adapters: ctx.adapters,
+        skills: ctx.skills,
         iterationDir: dir,
         keepWorkspaces: Boolean(values['keep-workspaces']),
         baseEnv: { ...process.env },
@@ -179,14 +278,15 @@ export async function runCommand(argv: string[]): Promise<number> {
     await journal.flush();
   }
   const interrupted = abort.signal.aborted;
+  const decision = decide(trialsOf(results), ctx.decision);
   // 128 + the signal's number, as shells report it: 130 for SIGINT, 143 for SIGTERM.
-  const exitCode = interrupted ? (stoppedBy === 'SIGTERM' ? 143 : 130) : exitCodeOf(results);
+  const exitCode = interrupted ? (stoppedBy === 'SIGTERM' ? 143 : 130) : decision.exitCode;
   const endedAt = new Date();
   const { written, skipped } = await writeReports(
     dir,
     {
       tool: { name: 'skill-up', version: VERSION },
-      skill: { name: skillName, path: suite.skillDir },
+      skill: { name: ctx.skillName, path: suite.skillDir },
       evalFile: suite.evalFile,
       iteration,
       startedAt: startedAt.toISOString(),
@@ -194,18 +294,80 @@ export async function runCommand(argv: string[]): Promise<number> {
       durationMs: endedAt.getTime() - startedAt.getTime(),
       interrupted,
       notRun: jobs.length - results.length,
-      engines: suite.engines.map((e) => ({ ...e, resolvedVersion: versions.get(e.name) })),
-      options: { parallelism, trials: trials ?? null, baseline: Boolean(values.baseline) || suite.benchmark.enabled, argv },
+      engines: suite.engines.map((e) => ({ ...e, resolvedVersion: ctx.versions.get(e.name) })),
+      options: { parallelism, trials: ctx.trials ?? null, baseline: ctx.baseline, argv: ctx.argv },
       exitCode,
+      decision,
     },
     results,
     reportFormats(suite.report.formats, results),
   );
-  printSummary(results, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])));
+  printSummary(decision, results.length, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])), exitCode);
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
   if (values['keep-workspaces']) process.stdout.write(`kept ${results.filter((r) => r.workspace).length} workspace(s); each job's path is \`workspace\` in result.json\n`);
   for (const s of skipped) process.stderr.write(`warning: report format \`${s.format}\` not written: ${s.reason}\n`);
-  return exitCode;
+  return { iteration, dir, exitCode, interrupted, decision };
+}
+
+/**
+ * The gate settings of a run: eval.yaml `gates:` overridden field by field by the flags.
+ * Loads the --no-regression run up front, so a bad path is a usage error before any job runs.
+ * @throws UsageError for a bad value, a flag that needs another, or an unreadable previous run.
+ */
+async function decisionConfigOf(values: Record<string, unknown>, suite: Suite, baseline: boolean): Promise<DecisionConfig> {
+  const v = values as Record<string, string | boolean | undefined>;
+  const str = (k: string) => v[k] as string | undefined;
+  const g = suite.gates;
+  const alpha = numberFlag('alpha', str('alpha'), 1e-6, 0.5, 'a significance level above 0 and at most 0.5 (e.g. 0.05)') ?? g.alpha ?? DEFAULT_DECISION.alpha;
+  const minPassRate = numberFlag('min-pass-rate', str('min-pass-rate'), 0, 1, 'a pass rate from 0 to 1 (e.g. 0.8 or 80%)', true) ?? g.minPassRate;
+  const upliftPoints = numberFlag('min-uplift', str('min-uplift'), -100, 100, 'a number of points from -100 to 100 (e.g. 10 for +10 points)') ?? g.minUplift;
+  const maxErrorRate = numberFlag('max-error-rate', str('max-error-rate'), 0, 1, 'a share of trials from 0 to 1 (e.g. 0.05 or 5%)', true) ?? g.maxErrorRate ?? DEFAULT_DECISION.maxErrorRate;
+  const marginPoints = numberFlag('margin', str('margin'), 0, 100, 'a number of points from 0 to 100 (e.g. 10)') ?? g.noRegression?.margin;
+  const on = str('on-inconclusive');
+  if (on !== undefined && on !== 'pass' && on !== 'fail') throw new UsageError(`--on-inconclusive must be \`pass\` or \`fail\`, got \`${on}\``);
+  const onInconclusive = (on as 'pass' | 'fail' | undefined) ?? g.onInconclusive;
+  const errorsAsFailures = Boolean(v['errors-as-failures']) || Boolean(g.errorsAsFailures);
+  if (upliftPoints !== undefined && !baseline) throw new UsageError('--min-uplift needs the without_skill arm: add --baseline (or benchmark.enabled: true in eval.yaml)');
+  const previousPath = str('no-regression') ? resolve(str('no-regression')!) : g.noRegression?.baseline;
+  if (str('margin') !== undefined && !previousPath) throw new UsageError('--margin is the tolerance of --no-regression: give --no-regression <previous result.json> too');
+  const out: DecisionConfig = { alpha, errorsAsFailures, maxErrorRate };
+  if (minPassRate !== undefined) out.minPassRate = minPassRate;
+  if (upliftPoints !== undefined) out.minUplift = upliftPoints / 100;
+  if (onInconclusive) out.onInconclusive = onInconclusive;
+  if (previousPath) {
+    const previous = await loadPreviousRun(previousPath, errorsAsFailures);
+    out.noRegression = { previous, margin: marginPoints !== undefined ? marginPoints / 100 : DEFAULT_REGRESSION_MARGIN };
+  }
+  return out;
+}
+
+/** A previous run's with_skill counts per (engine, case), from its jobs. @throws UsageError */
+async function loadPreviousRun(file: string, errorsAsFailures: boolean): Promise<PreviousRun> {
+  const { loadResultDoc, ResultFileError } = await import('../report/load.js');
+  try {
+    const { doc, file: resolved } = await loadResultDoc(file);
+    const counts = new Map<string, PreviousRun['cases'][number]>();
+    for (const j of doc.jobs) {
+      if (j.variant !== 'with_skill') continue;
+      const failed = j.status === 'fail' || (errorsAsFailures && j.status === 'error');
+      if (j.status !== 'pass' && !failed) continue;
+      const k = JSON.stringify([j.engine, j.case_id]);
+      const c = counts.get(k) ?? { engine: j.engine, caseId: j.case_id, passed: 0, failed: 0 };
+      if (j.status === 'pass') c.passed++;
+      else c.failed++;
+      counts.set(k, c);
+    }
+    return { source: relative(process.cwd(), resolved) || resolved, iteration: doc.iteration, cases: [...counts.values()] };
+  } catch (e) {
+    if (e instanceof ResultFileError) throw new UsageError(`--no-regression: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Exit code of several iterations: interrupted first, then 3 > 1 > 4 > 0. */
+export function combineExitCodes(codes: number[]): number {
+  for (const c of [143, 130, 3, 1, 4]) if (codes.includes(c)) return c;
+  return 0;
 }
 
 /**
@@ -280,14 +442,6 @@ async function resolveSkills(suite: Suite, outputRoot: string): Promise<Resolved
   return out;
 }
 
-/** 0 when every with_skill job passed (skips ignored), 3 when any errored, else 1 when any failed. */
-export function exitCodeOf(results: JobResult[]): number {
-  const primary = results.filter((r) => r.variant === 'with_skill');
-  if (primary.some((r) => r.status === 'error')) return 3;
-  if (primary.some((r) => r.status === 'fail')) return 1;
-  return 0;
-}
-
 function printPlan(suite: Suite, jobs: Job[], parallelism: number): void {
   const out = process.stdout;
   out.write(`Would run ${jobs.length} job(s) at parallelism ${parallelism} on ${suite.engines.map((e) => e.displayName).join(', ')}:\n`);
@@ -305,38 +459,108 @@ function pct(x: number): string {
   return `${(x * 100).toFixed(0)}%`;
 }
 
+function points(x: number): string {
+  const r = Math.round(x * 100);
+  return `${r >= 0 ? '+' : ''}${r}`;
+}
+
 const VERDICT: Record<Uplift['verdict'], string> = {
   improves: 'the skill improves results',
   regresses: 'the skill makes results worse',
-  no_difference: 'no significant difference',
-  underpowered: 'too few cases differ to tell (underpowered: fewer than 5)',
+  inconclusive: 'inconclusive',
 };
 
+const STATE: Record<GateResult['state'], string> = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE' };
+
 /**
- * Prints, per engine and variant, the pass rate with its Wilson 95% interval (pooled trials),
- * then per engine the uplift with the sign test's verdict over cases (stats/summarise.ts).
+ * Prints, per engine and variant, the pass rate with its case-clustered 95% interval and the
+ * arm's errors; per engine the uplift with its interval, the verdict and why; the dropped cases;
+ * then every gate and what the exit code means.
  */
-function printSummary(results: JobResult[], planned: number, names: Map<string, string>): void {
+function printSummary(d: Decision, ran: number, planned: number, names: Map<string, string>, exitCode: number): void {
   const out = process.stdout;
-  const stats = summarise(trialsOf(results));
+  const name = (e: string) => names.get(e) ?? e;
   out.write('\n');
-  for (const v of stats.variants) {
+  for (const v of d.stats.variants) {
     const graded = v.passed + v.failed;
-    const rate = graded ? `${pct(v.passed / graded)} [95% CI ${pct(v.wilson.low)}–${pct(v.wilson.high)}]` : 'n/a (no graded trial)';
-    const extra = [v.errors ? `${v.errors} error(s)` : '', v.skipped ? `${v.skipped} skipped` : ''].filter(Boolean).join(', ');
-    out.write(`${names.get(v.engine) ?? v.engine} ${v.variant}: ${v.passed}/${graded} passed ${rate}${extra ? `, ${extra}` : ''}\n`);
+    const rate = v.interval && v.passRate !== null ? `${pct(v.passRate)} [95% CI ${pct(v.interval.low)}–${pct(v.interval.high)}, clustered by case]` : 'n/a (no graded trial)';
+    const extra = [`${v.errors} error(s)`, v.skipped ? `${v.skipped} skipped` : ''].filter(Boolean).join(', ');
+    out.write(`${name(v.engine)} ${v.variant}: ${v.passed}/${graded} trials passed, pass rate ${rate}, ${extra}\n`);
   }
-  for (const u of stats.uplift) {
-    const name = names.get(u.engine) ?? u.engine;
-    if (u.passRateDelta === null) {
-      out.write(`${name} uplift: n/a (no case has graded trials in both variants)\n`);
-      continue;
+  for (const u of d.stats.uplift) {
+    if (u.passRateDelta === null || !u.interval) {
+      out.write(`${name(u.engine)} uplift: n/a: ${u.reason}\n`);
+    } else {
+      out.write(
+        `${name(u.engine)} uplift: ${points(u.passRateDelta)} points [95% CI ${points(u.interval.low)} to ${points(u.interval.high)}] over ${u.comparedCases} case(s) ` +
+          `(with_skill ${pct(u.withRate!)} vs without_skill ${pct(u.withoutRate!)}; permutation p=${formatP(u.pAdjusted)}): ${VERDICT[u.verdict]}\n`,
+      );
+      out.write(`  ${u.reason}\n`);
+      out.write(`  cases: ${u.wins} better, ${u.ties} same, ${u.losses} worse; errors: with_skill ${u.errors.with.errors}/${u.errors.with.trials}, without_skill ${u.errors.without.errors}/${u.errors.without.trials}\n`);
     }
-    const d = u.passRateDelta * 100;
-    out.write(
-      `${name} uplift: ${d >= 0 ? '+' : ''}${d.toFixed(0)} points over ${u.perCase.length} case(s) ` +
-        `(${u.wins} better, ${u.ties} same, ${u.losses} worse; sign test p=${u.signTestP.toPrecision(2)}: ${VERDICT[u.verdict]})\n`,
-    );
+    if (u.dropped.length) {
+      const shown = u.dropped.slice(0, 10).map((x) => `${x.caseId} (${x.reason})`).join('; ');
+      out.write(`  left out of the comparison: ${shown}${u.dropped.length > 10 ? `; and ${u.dropped.length - 10} more` : ''}\n`);
+    }
   }
-  if (results.length < planned) out.write(`${planned - results.length} job(s) not run (interrupted)\n`);
+  if (ran < planned) out.write(`${planned - ran} job(s) not run (interrupted)\n`);
+  out.write('gates:\n');
+  for (const g of d.gates) out.write(`  ${STATE[g.state].padEnd(12)} ${g.name}${g.engine ? ` (${name(g.engine)})` : ''}: ${g.reason}\n`);
+  out.write(`exit code ${exitCode}: ${exitMeaning(exitCode)}\n`);
+}
+
+/** What an exit code of `skill-up run` means (README "Exit codes"). */
+export function exitMeaning(code: number): string {
+  switch (code) {
+    case 0:
+      return 'every gate passed';
+    case 1:
+      return 'a gate failed';
+    case 3:
+      return 'errors above the allowed rate (an engine or the harness broke; errors are never counted as passes or fails)';
+    case 4:
+      return 'a gate is inconclusive: the data cannot decide (more cases or trials; --on-inconclusive pass|fail maps it)';
+    case 130:
+      return 'interrupted (SIGINT)';
+    case 143:
+      return 'interrupted (SIGTERM)';
+    default:
+      return `exit code ${code}`;
+  }
+}
+
+/** Per case and engine, the with_skill statuses across iterations, then the verdict and gates per iteration. */
+function printStability(outcomes: IterationOutcome[], names: Map<string, string>): void {
+  const out = process.stdout;
+  out.write(`\nstability over ${outcomes.length} iteration(s):\n`);
+  const rows = new Map<string, string[]>();
+  outcomes.forEach((o, i) => {
+    for (const c of o.decision.stats.cases) {
+      if (c.variant !== 'with_skill') continue;
+      const key = `${names.get(c.engine) ?? c.engine} ${c.caseId}`;
+      const row = rows.get(key) ?? new Array<string>(outcomes.length).fill('-');
+      const graded = c.passed + c.failed;
+      row[i] = graded === 0 ? (c.errors ? 'ERROR' : 'SKIP') : c.failed === 0 ? 'PASS' : c.passed === 0 ? 'FAIL' : `${c.passed}/${graded}`;
+      rows.set(key, row);
+    }
+  });
+  for (const [key, row] of rows) {
+    const stable = new Set(row).size === 1;
+    out.write(`  ${key.padEnd(40)} ${row.join(' ')}${stable ? '' : '  (unstable)'}\n`);
+  }
+  const engines = [...new Set(outcomes.flatMap((o) => o.decision.stats.uplift.map((u) => u.engine)))];
+  for (const e of engines) {
+    const verdicts = outcomes.map((o) => o.decision.stats.uplift.find((u) => u.engine === e)?.verdict ?? '-');
+    out.write(`  verdict (${names.get(e) ?? e}): ${verdicts.join(', ')}\n`);
+  }
+  out.write(`  exit codes: ${outcomes.map((o) => o.exitCode).join(', ')} → ${combineExitCodes(outcomes.map((o) => o.exitCode))}\n`);
+}
+
+/**
+ * `--dry-run`: the power table for this plan. The noise comes from the newest iteration under
+ * the output root when one exists (its with/without case counts), else from ASSUMED_NOISE.
+ */
+async function printPlanPower(jobs: Job[], baseline: boolean, outputRoot: string, alpha: number): Promise<void> {
+  const { planPower } = await import('./plan-power.js');
+  process.stdout.write(await planPower(jobs, baseline, outputRoot, alpha));
 }

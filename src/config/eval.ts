@@ -4,7 +4,7 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { EngineConfig, ReportFormat, SkillRef, Suite } from './types.js';
+import type { EngineConfig, ReportFormat, SkillRef, Suite, SuiteGates } from './types.js';
 import type { CaseDefaults } from './case.js';
 import { expandGlob, isDirectory, isFile, isGlob } from './discover.js';
 import { buildEngine, canonicalEngineName, unknownEngineMessage } from './engines.js';
@@ -52,6 +52,7 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
       retryOn: retryOn(cases.get('retry_policy').get('retry_on')),
     },
     benchmark: { enabled: root.get('benchmark').get('enabled').bool() ?? false },
+    gates: buildGates(root.get('gates'), skillDir),
     trials: topTrials,
     report: {
       formats: root.get('report').has('formats') ? (root.get('report').get('formats').strings() as ReportFormat[]) : ['json', 'junit', 'html'],
@@ -74,6 +75,24 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
     caseFiles: caseFiles(cases, skillDir),
     inline: cases.get('inline').items(),
   };
+}
+
+/** `gates:` (the schema has checked every type and range). */
+function buildGates(g: Field, skillDir: string): SuiteGates {
+  const out: SuiteGates = {};
+  const num = (k: string) => g.get(k).num();
+  if (num('min_pass_rate') !== undefined) out.minPassRate = num('min_pass_rate');
+  if (num('min_uplift') !== undefined) out.minUplift = num('min_uplift');
+  if (num('max_error_rate') !== undefined) out.maxErrorRate = num('max_error_rate');
+  if (num('alpha') !== undefined) out.alpha = num('alpha');
+  const on = g.get('on_inconclusive').str();
+  if (on === 'pass' || on === 'fail') out.onInconclusive = on;
+  const eaf = g.get('errors_as_failures').bool();
+  if (eaf !== undefined) out.errorsAsFailures = eaf;
+  const nr = g.get('no_regression');
+  const baseline = nr.get('baseline').str();
+  if (baseline) out.noRegression = { baseline: path.resolve(skillDir, baseline), ...(nr.get('margin').num() !== undefined ? { margin: nr.get('margin').num() } : {}) };
+  return out;
 }
 
 function retryOn(f: Field): ('timeout' | 'error')[] {

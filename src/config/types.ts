@@ -185,8 +185,23 @@ export interface Suite {
   parallelism: number;
   retryPolicy: { maxRetries: number; retryOn: ('timeout' | 'error')[] };
   benchmark: { enabled: boolean };
+  /** `gates:` of eval.yaml (command-line flags override each field). */
+  gates: SuiteGates;
   trials: number;
   report: { formats: ReportFormat[]; artifacts: string[] };
+}
+
+/** eval.yaml `gates:`; rates as fractions, uplift and margin in points as written. */
+export interface SuiteGates {
+  minPassRate?: number;
+  /** Points (10 = +10 points). */
+  minUplift?: number;
+  /** Absolute path of a previous result.json or iteration folder; margin in points. */
+  noRegression?: { baseline: string; margin?: number };
+  maxErrorRate?: number;
+  alpha?: number;
+  onInconclusive?: 'pass' | 'fail';
+  errorsAsFailures?: boolean;
 }
 
 export type ReportFormat = 'json' | 'junit' | 'html' | 'markdown' | 'benchmark';

@@ -15,8 +15,10 @@
  * nothing else may live there). Prior-art notes: other-tools-and-statistics.md, A2 and (e).
  *
  * skill-up's own numbers never rename a field: they are added under new keys
- * (`statistics` in benchmark.json; `status`, `reason`, `output_dir` in a run; `status`,
- * `reason` in grading.json; `case_id` in eval_metadata.json).
+ * (`statistics` in benchmark.json, built in `benchmark-stats.ts`: the case-clustered
+ * intervals, the three-state uplift verdict with its reason, the engine's gates; `status`,
+ * `reason`, `output_dir` in a run; `status`, `reason` in grading.json; `case_id` in
+ * eval_metadata.json).
  *
  * Definitions used here:
  * - `result.pass_rate` of a run is skill-creator's: assertions passed / assertions graded
@@ -30,10 +32,10 @@
  *   `errors` is tool calls that reported an error, plus one when the job itself ended in `error`.
  */
 import type { Assertion } from '../judge/types.js';
+import { cell, CONFIGS, label, statisticsMarkdown, statisticsOf, upliftNotes, type BenchmarkStatistics, type Configuration } from './benchmark-stats.js';
 import type { JobJson, ResultDoc } from './result-json.js';
 
-export type Configuration = 'with_skill' | 'without_skill';
-const CONFIGS: Configuration[] = ['with_skill', 'without_skill'];
+export type { BenchmarkStatistics, ClusteredCI, ConfigStatistics, Configuration, EvalStatistics, UpliftStatistics } from './benchmark-stats.js';
 
 /** mean, sample standard deviation (n − 1; 0 for one value), min, max; each rounded to 4 decimals. */
 export interface Stat {
@@ -87,65 +89,6 @@ export interface Delta {
   pass_rate: string;
   time_seconds: string;
   tokens: string;
-}
-
-/** skill-up's job-level numbers of one configuration (new key `statistics.configurations`). */
-export interface ConfigStatistics {
-  trials: number;
-  passed: number;
-  failed: number;
-  errors: number;
-  skipped: number;
-  /** passed / (passed + failed); null when nothing was graded. */
-  job_pass_rate: number | null;
-  /** 95 % Wilson interval of job_pass_rate over the graded trials. */
-  wilson_95: { low: number; high: number };
-  mean_time_seconds: number | null;
-  mean_tokens: number | null;
-  cost_usd: number | null;
-}
-
-/** skill-up's numbers of one eval and configuration (new key `statistics.per_eval`). */
-export interface EvalStatistics {
-  eval_id: number;
-  eval_name: string;
-  configuration: Configuration;
-  trials: number;
-  passed: number;
-  failed: number;
-  errors: number;
-  skipped: number;
-  job_pass_rate: number | null;
-  wilson_95: { low: number; high: number };
-  /** Unbiased pass@k for k = 1 and k = graded trials (keys are k). */
-  pass_at_k: Record<string, number>;
-  /** Unbiased pass^k for k = 1 and k = graded trials (keys are k). */
-  pass_hat_k: Record<string, number>;
-  flaky: boolean;
-}
-
-/** skill-up's paired with/without comparison over evals (new key `statistics.uplift`). */
-export interface UpliftStatistics {
-  /** Mean over evals of (with − without) job pass rate. */
-  pass_rate_delta: number | null;
-  wins: number;
-  ties: number;
-  losses: number;
-  /** Exact two-sided sign test over the non-tied evals. */
-  sign_test_p: number;
-  verdict: 'improves' | 'regresses' | 'no_difference' | 'underpowered';
-  tokens_delta: number | null;
-  time_seconds_delta: number | null;
-}
-
-/** Everything skill-up adds to benchmark.json, under the new top-level key `statistics`. */
-export interface BenchmarkStatistics {
-  source: string;
-  engine: string;
-  definitions: string;
-  configurations: Partial<Record<Configuration, ConfigStatistics>>;
-  per_eval: EvalStatistics[];
-  uplift: UpliftStatistics | null;
 }
 
 /** benchmark.json (skill-creator `references/schemas.md`, "benchmark.json"), plus `statistics`. */
@@ -323,17 +266,6 @@ function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? 'n/a' : `${(x * 100).toFixed(0)}%`;
 }
 
-function label(config: string): string {
-  return config.replace(/_/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase());
-}
-
-/** Markdown table cell: one line, `|` escaped. */
-function cell(s: string, max = 200): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  const cut = one.length > max ? `${one.slice(0, max - 1)}…` : one;
-  return cut.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/</g, '&lt;');
-}
-
 function executorModel(doc: ResultDoc, engine: string): string {
   const e = doc.engines.find((x) => x.name === engine) ?? doc.engines[0];
   if (!e) return engine;
@@ -455,68 +387,6 @@ function buildBundle(doc: ResultDoc, root: string, jobs: JobJson[], ids: Map<str
   };
 }
 
-function statisticsOf(doc: ResultDoc, engine: string, ids: Map<string, number>): BenchmarkStatistics {
-  const s = doc.summary;
-  const configurations: BenchmarkStatistics['configurations'] = {};
-  for (const v of s.variants) {
-    if (v.engine !== engine) continue;
-    configurations[v.variant] = {
-      trials: v.trials,
-      passed: v.passed,
-      failed: v.failed,
-      errors: v.errors,
-      skipped: v.skipped,
-      job_pass_rate: v.passed + v.failed ? v.passed / (v.passed + v.failed) : null,
-      wilson_95: v.wilson,
-      mean_time_seconds: v.mean_duration_ms === null ? null : v.mean_duration_ms / 1000,
-      mean_tokens: v.mean_tokens,
-      cost_usd: v.cost_usd,
-    };
-  }
-  const perEval: EvalStatistics[] = s.cases
-    .filter((c) => c.engine === engine)
-    .map((c) => ({
-      eval_id: ids.get(c.case_id) ?? 0,
-      eval_name: c.case_id,
-      configuration: c.variant,
-      trials: c.trials,
-      passed: c.passed,
-      failed: c.failed,
-      errors: c.errors,
-      skipped: c.skipped,
-      job_pass_rate: c.pass_rate,
-      wilson_95: c.wilson,
-      pass_at_k: c.pass_at_k as Record<string, number>,
-      pass_hat_k: c.pass_hat_k as Record<string, number>,
-      flaky: c.flaky,
-    }));
-  const u = s.uplift.find((x) => x.engine === engine);
-  return {
-    source: `${doc.tool.name} ${doc.tool.version}`,
-    engine,
-    definitions:
-      'job_pass_rate = passed / (passed + failed) over trials, where a trial passes only when every gate and judge passed; ' +
-      'errors and skips are never counted as failures. wilson_95: 95% Wilson score interval. pass_at_k / pass_hat_k: unbiased ' +
-      'estimators over the graded trials (keys are k). uplift: one vote per eval (win, tie or loss of the with_skill job pass rate), ' +
-      'exact two-sided sign test; `underpowered` below 5 decisive evals. run_summary keeps skill-creator\'s definitions ' +
-      '(pass_rate = fraction of assertions passed per run) over the graded runs only.',
-    configurations,
-    per_eval: perEval,
-    uplift: u
-      ? {
-          pass_rate_delta: u.pass_rate_delta,
-          wins: u.wins,
-          ties: u.ties,
-          losses: u.losses,
-          sign_test_p: u.sign_test_p,
-          verdict: u.verdict,
-          tokens_delta: u.tokens_delta,
-          time_seconds_delta: u.duration_ms_delta === null ? null : u.duration_ms_delta / 1000,
-        }
-      : null,
-  };
-}
-
 const MAX_NOTES = 20;
 
 /** Factual analyst-style notes (skill-creator's `notes`): broken runs, the uplift verdict, assertions that do not discriminate. */
@@ -529,12 +399,7 @@ function notesOf(runs: BenchmarkRun[], stats: BenchmarkStatistics, byCase: Map<s
       `${errors} run(s) ended in error and ${skipped} were skipped: they are listed in runs but left out of run_summary (an error is the harness or engine breaking, never a failure of the skill).`,
     );
   }
-  const u = stats.uplift;
-  if (u) {
-    const d = u.pass_rate_delta === null ? 'n/a' : `${signed(u.pass_rate_delta * 100, 0)} points`;
-    const why = u.verdict === 'underpowered' ? ` (fewer than 5 evals differ between configurations)` : '';
-    notes.push(`Uplift over evals (job pass rate): ${d}; ${u.wins} win(s), ${u.ties} tie(s), ${u.losses} loss(es); sign test p = ${u.sign_test_p.toFixed(3)}: ${u.verdict.replace(/_/g, ' ')}${why}.`);
-  }
+  notes.push(...upliftNotes(stats.uplift));
   for (const e of stats.per_eval) {
     if (notes.length >= MAX_NOTES) break;
     if (e.flaky) notes.push(`Eval ${e.eval_id} (${e.eval_name}) is flaky ${e.configuration}: ${e.passed}/${e.passed + e.failed} graded runs passed.`);
@@ -607,27 +472,9 @@ export function benchmarkMarkdown(b: BenchmarkJson, byCase?: Map<string, JobJson
     for (const n of b.notes) lines.push(`- ${n}`);
   }
 
+
   const st = b.statistics;
-  lines.push(
-    '',
-    '## Job pass rates (skill-up)',
-    '',
-    'A job passes only when every gate and judge passed; errors and skips are not counted as failures. Pass rate over the graded trials, with its 95% Wilson interval.',
-    '',
-    '| Configuration | Pass rate [95% CI] | Passed / graded | Errors | Skipped | Mean time | Mean tokens |',
-    '|---|---|---|---|---|---|---|',
-  );
-  for (const config of CONFIGS) {
-    const c = st.configurations[config];
-    if (!c) continue;
-    lines.push(
-      `| ${label(config)} | ${pct(c.job_pass_rate)} [${pct(c.wilson_95.low)}–${pct(c.wilson_95.high)}] | ${c.passed}/${c.passed + c.failed} | ${c.errors} | ${c.skipped} | ${c.mean_time_seconds === null ? '—' : `${c.mean_time_seconds.toFixed(1)}s`} | ${c.mean_tokens === null ? '—' : c.mean_tokens.toFixed(0)} |`,
-    );
-  }
-  if (st.uplift) {
-    const u = st.uplift;
-    lines.push('', `**Uplift**: ${u.pass_rate_delta === null ? 'n/a' : `${signed(u.pass_rate_delta * 100, 0)} points`} · ${u.wins} win(s), ${u.ties} tie(s), ${u.losses} loss(es) · sign test p = ${u.sign_test_p.toFixed(3)} · ${u.verdict.replace(/_/g, ' ')}`);
-  }
+  lines.push(...statisticsMarkdown(st));
 
   if (byCase && ids) {
     lines.push('', '## Per-eval results', '');
@@ -635,7 +482,7 @@ export function benchmarkMarkdown(b: BenchmarkJson, byCase?: Map<string, JobJson
     for (const [caseId, jobs] of byCase) {
       lines.push(`### ${cell(caseId)} (eval ${ids.get(caseId)})`, '');
       const present = CONFIGS.filter((c) => jobs.some((j) => j.variant === c));
-      lines.push('| Configuration | Runs | Pass rate [95% CI] | pass@k | pass^k | Errors |', '|---|---|---|---|---|---|');
+      lines.push('| Configuration | Runs | Pass rate [95% Wilson CI] | pass@k | pass^k | Errors |', '|---|---|---|---|---|---|');
       for (const config of present) {
         const e = perEval.get(`${caseId}\u0000${config}`);
         if (!e) continue;

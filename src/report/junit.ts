@@ -24,9 +24,14 @@ export function buildJunit(doc: ResultDoc): string {
     if (g) g.push(r);
     else groups.set(key, [r]);
   }
+  if (groups.size === 0) {
+    const suite = builder.testSuite().name(`${skillName} [run]`);
+    for (const [k, v] of decisionProperties(doc, null)) suite.property(k, v);
+  }
   for (const [key, jobs] of groups) {
     const suite = builder.testSuite().name(`${skillName} [${key}]`);
     suite.property('engine', jobs[0]!.engine).property('variant', jobs[0]!.variant);
+    for (const [k, v] of decisionProperties(doc, jobs[0]!.engine)) suite.property(k, v);
     for (const r of jobs) {
       const tc = suite
         .testCase()
@@ -60,6 +65,25 @@ export function buildJunit(doc: ResultDoc): string {
   return builder.build();
 }
 
-function oneLine(s: string): string {
-  return s.replace(/\s+/g, ' ').slice(0, 200);
+/**
+ * The decision as JUnit properties for a suite of `engine` (null: a suite of no engine, which
+ * gets every gate): `exit_code`, the run-wide gates and the engine's gates, and the engine's
+ * uplift verdict, each state followed by its one-sentence reason.
+ */
+export function decisionProperties(doc: ResultDoc, engine: string | null): [string, string][] {
+  const out: [string, string][] = [['exit_code', String(doc.exit_code)]];
+  for (const g of doc.gates ?? []) {
+    if (engine !== null && g.engine !== null && g.engine !== engine) continue;
+    const key = `gate.${g.name}${g.engine === null ? '' : `.${g.engine}`}`;
+    out.push([key, g.state], [`${key}.reason`, oneLine(g.reason, 1000)]);
+  }
+  for (const u of doc.summary.uplift) {
+    if (engine !== null && u.engine !== engine) continue;
+    out.push([`verdict.${u.engine}`, u.verdict], [`verdict.${u.engine}.reason`, oneLine(u.reason, 1000)]);
+  }
+  return out;
+}
+
+function oneLine(s: string, max = 200): string {
+  return s.replace(/\s+/g, ' ').slice(0, max);
 }

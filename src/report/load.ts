@@ -2,7 +2,7 @@
  * Reading a saved result.json back (for `skill-up report`): JSON syntax, then the file's
  * identity (a skill-up result.json of a schema version this code reads), then the full JSON
  * Schema (`schemas/result.schema.json`, ajv, draft 2020-12), then the shape of `summary`
- * (which the schema leaves open). A wrong file gets one message saying what the file looks
+ * (which the schema leaves open: the keys every report reads, see `SUMMARY_SHAPE`). A wrong file gets one message saying what the file looks
  * like and what was expected: a skill-creator benchmark.json or grading.json, an Anthropic
  * evals.json, an alibaba/skill-up result.json, a result.json of another schema version.
  */
@@ -81,11 +81,77 @@ export function parseResultDoc(text: string, name: string): ResultDoc {
     const more = (validate.errors?.length ?? 0) > 5 ? ` (and ${validate.errors!.length - 5} more)` : '';
     throw new ResultFileError(`${name}: does not match schemas/result.schema.json: ${errs.join('; ')}${more}`);
   }
-  const s = (data as { summary: Record<string, unknown> }).summary;
-  for (const key of ['cases', 'variants', 'uplift']) {
-    if (!Array.isArray(s[key])) throw new ResultFileError(`${name}: summary.${key} must be a list (the stats block of result.json is incomplete)`);
-  }
+  const problem = summaryProblem((data as { summary: unknown }).summary);
+  if (problem) throw new ResultFileError(`${name}: ${problem} (the stats block of result.json is incomplete or was edited)`);
   return data as ResultDoc;
+}
+
+type Check = (v: unknown) => boolean;
+const isNum: Check = (v) => typeof v === 'number' && Number.isFinite(v);
+const isStr: Check = (v) => typeof v === 'string';
+const isBool: Check = (v) => typeof v === 'boolean';
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const nullable = (c: Check): Check => (v) => v === null || c(v);
+const oneOf = (...xs: string[]): Check => (v) => typeof v === 'string' && xs.includes(v);
+const isRange: Check = (v) => isObj(v) && isNum(v.low) && isNum(v.high);
+const isArmErrors: Check = (v) => isObj(v) && isNum(v.errors) && isNum(v.trials);
+const isList: Check = Array.isArray;
+const VARIANT = oneOf('with_skill', 'without_skill');
+
+/** What `summary` (the stats stage's RunStats, snake_case) must hold for the reports to read it; each key with what it must be. */
+const SUMMARY_SHAPE: Record<'cases' | 'variants' | 'uplift', Record<string, [Check, string]>> = {
+  cases: { engine: [isStr, 'a string'], case_id: [isStr, 'a string'], variant: [VARIANT, '"with_skill" or "without_skill"'], pass_rate: [nullable(isNum), 'a number or null'], wilson: [isRange, 'an interval {low, high}'] },
+  variants: {
+    engine: [isStr, 'a string'],
+    variant: [VARIANT, '"with_skill" or "without_skill"'],
+    pass_rate: [nullable(isNum), 'a number or null'],
+    interval: [nullable(isRange), 'a case-clustered interval {low, high, …} or null'],
+    cases: [isNum, 'a number'],
+    graded_cases: [isNum, 'a number'],
+    trials: [isNum, 'a number'],
+    passed: [isNum, 'a number'],
+    failed: [isNum, 'a number'],
+    errors: [isNum, 'a number'],
+    skipped: [isNum, 'a number'],
+  },
+  uplift: {
+    engine: [isStr, 'a string'],
+    compared_cases: [isNum, 'a number'],
+    pass_rate_delta: [nullable(isNum), 'a number or null'],
+    interval: [nullable(isRange), 'an interval {low, high} or null'],
+    with_rate: [nullable(isNum), 'a number or null'],
+    without_rate: [nullable(isNum), 'a number or null'],
+    with_interval: [nullable(isRange), 'an interval {low, high, …} or null'],
+    without_interval: [nullable(isRange), 'an interval {low, high, …} or null'],
+    verdict: [oneOf('improves', 'regresses', 'inconclusive'), 'one of "improves", "regresses", "inconclusive"'],
+    reason: [isStr, 'a string'],
+    p: [isNum, 'a number'],
+    p_adjusted: [isNum, 'a number'],
+    p_method: [oneOf('exact', 'monte_carlo'), '"exact" or "monte_carlo"'],
+    alpha: [isNum, 'a number'],
+    wins: [isNum, 'a number'],
+    ties: [isNum, 'a number'],
+    losses: [isNum, 'a number'],
+    sign_test_p: [isNum, 'a number'],
+    dropped: [isList, 'a list'],
+    errors: [(v) => isObj(v) && isArmErrors(v.with) && isArmErrors(v.without), '{with: {errors, trials}, without: {errors, trials}}'],
+  },
+};
+
+/** The first way `summary` differs from what the reports read, as `summary.<path> must be …`; undefined when it is well formed (used by the HTML report too). */
+export function summaryProblem(s: unknown): string | undefined {
+  if (!isObj(s)) return 'summary must be an object';
+  const o = s.options;
+  if (!isObj(o) || !isNum(o.alpha) || !isBool(o.errors_as_failures) || !isNum(o.max_error_rate)) return 'summary.options must be {alpha, errors_as_failures, max_error_rate}';
+  for (const [list, shape] of Object.entries(SUMMARY_SHAPE)) {
+    const items = s[list];
+    if (!Array.isArray(items)) return `summary.${list} must be a list`;
+    for (const [i, item] of items.entries()) {
+      if (!isObj(item)) return `summary.${list}.${i} must be an object`;
+      for (const [key, [check, what]] of Object.entries(shape)) if (!check(item[key])) return `summary.${list}.${i}.${key} must be ${what}`;
+    }
+  }
+  return undefined;
 }
 
 /** Names what `data` is when it is recognisably not a skill-up result.json of this version; undefined otherwise. */
@@ -111,7 +177,11 @@ function identify(data: unknown): string | undefined {
   if (has('type') && o.type === 'run' && has('evalFile')) return `is the first line of a journal.jsonl; ${EXPECTED}`;
   const tool = o.tool as Record<string, unknown> | undefined;
   if (tool && tool.name === 'skill-up' && 'schema_version' in o && o.schema_version !== RESULT_SCHEMA_VERSION) {
-    return `is a result.json of schema_version ${JSON.stringify(o.schema_version)} (written by skill-up ${String(tool.version ?? '?')}); this skill-up reads schema_version "${RESULT_SCHEMA_VERSION}"`;
+    const older = Number(o.schema_version) < Number(RESULT_SCHEMA_VERSION);
+    const what = `is a result.json of schema_version ${JSON.stringify(o.schema_version)} (written by skill-up ${String(tool.version ?? '?')}); this skill-up reads schema_version "${RESULT_SCHEMA_VERSION}" only`;
+    return older
+      ? `${what} (its statistics changed: case-clustered intervals, a three-state verdict, gates): run the suite again with \`skill-up run\` to get a result.json it can report on`
+      : `${what}: read it with the skill-up version that wrote it, or a newer one`;
   }
   if (!('schema_version' in o) && !('jobs' in o)) {
     const keys = Object.keys(o).slice(0, 6).map((k) => `\`${k}\``).join(', ');

@@ -2,18 +2,23 @@
  * summary.md: a short Markdown summary of a run for a GitHub step summary
  * (`$GITHUB_STEP_SUMMARY`) or a pull-request comment, built from the result.json document.
  *
- * Contents, in order: the verdict (✅/❌ and what the exit code means), one table row per
- * engine and variant (job pass rate with its 95 % Wilson interval, graded trials, errors,
- * skips, mean duration, mean tokens, cost), the uplift line per engine, the with_skill cases
- * that failed (first failed assertion and its evidence, truncated), the errors with their
- * reasons, then the baseline's failures folded in a `<details>` block.
+ * Contents, in order: the outcome (✅/❌/❔ and what the exit code means, naming the gates that
+ * failed or could not decide), the gates table (gate, engine, threshold, figure, interval,
+ * state, reason: what the exit code was decided on), one table row per engine and variant (mean
+ * case pass rate with its 95 % interval clustered by case, the arm's errors next to it, cases,
+ * graded trials, skips, mean duration, mean tokens, cost), per engine the uplift (points with
+ * its clustered interval, the three-state verdict and its reason, p, wins/ties/losses, per-arm
+ * rates over the compared cases, errors per arm, dropped cases), the with_skill cases that
+ * failed (first failed assertion and its evidence, truncated), the errors with their reasons,
+ * then the baseline's failures folded in a `<details>` block.
  *
  * The output is always at most `maxBytes` UTF-8 bytes (default 60,000: under GitHub's
  * 65,536-character limit for a comment, with room to spare): details that do not fit are
  * dropped and replaced by a note naming how many were left out. Text from engines and judges
  * is put on one line, cut, and escaped so it cannot break the table or inject HTML.
  */
-import type { JobJson, ResultDoc } from './result-json.js';
+import { CLUSTERED_CI, gateCells, gateLabel, passRateNote, rateWithCI, upliftText } from './decision-text.js';
+import type { JobJson, ResultDoc, ResultGate } from './result-json.js';
 
 /** Options of {@link buildSummaryMarkdown}. */
 export interface SummaryOptions {
@@ -25,15 +30,37 @@ export interface SummaryOptions {
 
 export const SUMMARY_MAX_BYTES = 60_000;
 
-/** What each exit code of `skill-up run` means (README "Exit codes"). */
-export function verdictOf(exitCode: number, notRun = 0): { icon: string; title: string; meaning: string } {
+/** The parts of a gate {@link verdictOf} needs (a result.json `gates` entry). */
+export type VerdictGate = Pick<ResultGate, 'name' | 'engine' | 'state' | 'reason'>;
+
+/**
+ * What the exit code of a run means (README "Exit codes"), in terms of its gates: 0 every
+ * gate passed, 1 a gate failed, 3 errors above the allowed rate, 4 a gate inconclusive,
+ * 130/143 interrupted. With the run's `gates` (result.json `gates`), the failing or
+ * inconclusive gates are named; without them the meaning is the exit code's alone.
+ */
+export function verdictOf(exitCode: number, notRun = 0, gates: readonly VerdictGate[] = []): { icon: string; title: string; meaning: string } {
+  const named = (state: VerdictGate['state']) => gates.filter((g) => g.state === state).map((g) => gateLabel(g));
+  const list = (xs: string[]) => (xs.length ? `: ${xs.join(', ')}` : '');
+  const failed = named('fail');
+  const open = named('inconclusive');
   switch (exitCode) {
     case 0:
-      return { icon: '✅', title: 'passed', meaning: 'every with_skill job passed (exit code 0)' };
+      return open.length
+        ? { icon: '✅', title: 'passed', meaning: `no gate failed (exit code 0); inconclusive gates count as passed (--on-inconclusive pass)${list(open)}` }
+        : { icon: '✅', title: 'passed', meaning: 'every gate passed (exit code 0)' };
     case 1:
-      return { icon: '❌', title: 'failed', meaning: 'some with_skill jobs failed (exit code 1)' };
-    case 3:
-      return { icon: '❌', title: 'error', meaning: 'an engine or the harness broke (exit code 3); errors are not counted as failures' };
+      return failed.length || !open.length
+        ? { icon: '❌', title: 'failed', meaning: `a gate failed (exit code 1)${list(failed)}` }
+        : { icon: '❌', title: 'failed', meaning: `a gate was inconclusive and inconclusive gates count as failed (--on-inconclusive fail; exit code 1)${list(open)}` };
+    case 2:
+      return { icon: '❌', title: 'usage error', meaning: 'the command line or the configuration was wrong (exit code 2)' };
+    case 3: {
+      const g = gates.find((x) => x.name === 'max_error_rate' && x.state === 'fail');
+      return { icon: '❌', title: 'too many errors', meaning: `errors above the allowed rate (exit code 3)${g ? `: ${g.reason}` : ''}; an error is the harness or an engine breaking, never counted as a failure` };
+    }
+    case 4:
+      return { icon: '❔', title: 'inconclusive', meaning: `a gate is inconclusive: the data cannot decide it (exit code 4)${list(open)}` };
     case 130:
     case 143:
       return { icon: '⚠️', title: 'interrupted', meaning: `the run was interrupted (exit code ${exitCode}: ${exitCode === 130 ? 'SIGINT' : 'SIGTERM'})${notRun ? `; ${notRun} job(s) not run` : ''}` };
@@ -56,8 +83,6 @@ export function codeSpan(s: string, max = 160): string {
   return `\`${cut}\``;
 }
 
-const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
-
 function duration(ms: number | null): string {
   if (ms === null) return '—';
   return ms < 1000 ? `${Math.round(ms)} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 60_000).toFixed(1)} min`;
@@ -79,10 +104,11 @@ export function buildSummaryMarkdown(doc: ResultDoc, opts: SummaryOptions = {}):
     return d && d !== n ? `${d} (${n})` : n;
   };
 
-  const v = verdictOf(doc.exit_code, doc.not_run);
+  const gates = doc.gates ?? [];
+  const v = verdictOf(doc.exit_code, doc.not_run, gates.map((g) => ({ ...g, engine: g.engine === null ? null : engineName(g.engine) })));
   const head: string[] = [];
   head.push(`## ${v.icon} skill-up: ${mdText(doc.skill.name, 100)} ${v.title}`, '');
-  head.push(`${v.meaning[0]!.toUpperCase()}${v.meaning.slice(1)}.`, '');
+  head.push(`${mdText(`${v.meaning[0]!.toUpperCase()}${v.meaning.slice(1)}`, 1000)}.`, '');
   const t = doc.totals;
   const facts = [
     `${t.jobs} job(s)`,
@@ -97,34 +123,9 @@ export function buildSummaryMarkdown(doc: ResultDoc, opts: SummaryOptions = {}):
     ...(t.cost_usd !== undefined ? [`$${t.cost_usd.toFixed(2)}`] : []),
   ];
   head.push(facts.join(' · '), '');
-
-  const variants = doc.summary.variants;
-  if (variants.length) {
-    const anyCost = variants.some((x) => x.cost_usd !== null);
-    head.push(
-      `| Engine | Variant | Pass rate [95% CI] | Passed / graded | Trials | Errors | Skipped | Mean duration | Mean tokens${anyCost ? ' | Cost' : ''} |`,
-      `|---|---|---|---|---|---|---|---|---${anyCost ? '|---' : ''}|`,
-    );
-    for (const x of variants) {
-      const graded = x.passed + x.failed;
-      const rate = graded ? `${pct(x.passed / graded)} [${pct(x.wilson.low)}–${pct(x.wilson.high)}]` : 'n/a';
-      head.push(
-        `| ${mdText(engineName(x.engine), 80)} | ${x.variant} | ${rate} | ${x.passed}/${graded} | ${x.trials} | ${x.errors} | ${x.skipped} | ${duration(x.mean_duration_ms)} | ${tokens(x.mean_tokens)}${anyCost ? ` | ${x.cost_usd === null ? '—' : `$${x.cost_usd.toFixed(2)}`}` : ''} |`,
-      );
-    }
-    head.push('');
-  }
-  for (const u of doc.summary.uplift) {
-    const w = variants.find((x) => x.engine === u.engine && x.variant === 'with_skill');
-    const wo = variants.find((x) => x.engine === u.engine && x.variant === 'without_skill');
-    const rate = (x: typeof w) => (x && x.passed + x.failed ? pct(x.passed / (x.passed + x.failed)) : 'n/a');
-    const d = u.pass_rate_delta === null ? 'n/a' : `${u.pass_rate_delta >= 0 ? '+' : ''}${(u.pass_rate_delta * 100).toFixed(0)} points`;
-    const why = u.verdict === 'underpowered' ? ' (fewer than 5 cases differ)' : '';
-    head.push(
-      `**Uplift (${mdText(engineName(u.engine), 80)})**: ${d} (with_skill ${rate(w)} vs without_skill ${rate(wo)}) · ${u.wins} win(s), ${u.ties} tie(s), ${u.losses} loss(es) over cases · sign test p = ${u.sign_test_p.toFixed(3)} · **${u.verdict.replace(/_/g, ' ')}**${why}`,
-      '',
-    );
-  }
+  head.push(...gatesTable(gates, engineName));
+  head.push(...variantsTable(doc.summary.variants, engineName));
+  for (const u of doc.summary.uplift) head.push(...upliftLines(u, doc.summary.uplift.length, engineName));
 
   // Details: failures of with_skill per case, errors per case and reason, baseline failures.
   const failedWith = failuresByCase(doc.jobs.filter((j) => j.variant === 'with_skill' && j.status === 'fail'));
@@ -144,6 +145,55 @@ export function buildSummaryMarkdown(doc: ResultDoc, opts: SummaryOptions = {}):
   }
 
   return fit(head, sections, maxBytes);
+}
+
+const STATE_ICON: Record<string, string> = { pass: '✅', fail: '❌', inconclusive: '❔' };
+
+/** The gates as a table: what the exit code was decided on, separate from the uplift verdict. */
+function gatesTable(gates: ResultDoc['gates'], engineName: (n: string) => string): string[] {
+  if (!gates.length) return [];
+  const out = ['### Gates', '', '| Gate | Engine | Threshold | Figure | 95% interval | State | Reason |', '|---|---|---|---|---|---|---|'];
+  for (const g of gates) {
+    const c = gateCells(g, engineName);
+    out.push(`| \`${c.name}\` | ${mdText(c.engine, 80)} | ${mdText(c.threshold)} | ${mdText(c.figure)} | ${mdText(c.interval)} | ${STATE_ICON[g.state] ?? ''} ${c.state} | ${mdText(c.reason, 500)} |`);
+  }
+  out.push('');
+  return out;
+}
+
+/** One row per engine and variant: the mean case pass rate with its case-clustered interval, and the arm's errors next to it. */
+function variantsTable(variants: ResultDoc['summary']['variants'], engineName: (n: string) => string): string[] {
+  if (!variants.length) return [];
+  const anyCost = variants.some((x) => x.cost_usd !== null);
+  const out = [
+    `| Engine | Variant | Pass rate [${CLUSTERED_CI}] | Errors | Cases | Passed / graded | Trials | Skipped | Mean duration | Mean tokens${anyCost ? ' | Cost' : ''} |`,
+    `|---|---|---|---|---|---|---|---|---|---${anyCost ? '|---' : ''}|`,
+  ];
+  for (const x of variants) {
+    const rate = mdText(rateWithCI(x.pass_rate, x.interval));
+    const cost = anyCost ? ` | ${x.cost_usd === null ? '—' : `$${x.cost_usd.toFixed(2)}`}` : '';
+    out.push(
+      `| ${mdText(engineName(x.engine), 80)} | ${x.variant} | ${rate} | ${x.errors} | ${x.graded_cases}/${x.cases} | ${x.passed}/${x.passed + x.failed} | ${x.trials} | ${x.skipped} | ${duration(x.mean_duration_ms)} | ${tokens(x.mean_tokens)}${cost} |`,
+    );
+  }
+  out.push('', `_${mdText(passRateNote(), 1000)} Cases: graded / with trials._`, '');
+  return out;
+}
+
+const MAX_DROPPED = 10;
+
+/** The uplift of one engine: the difference with its interval and the verdict, then why, p, votes, per-arm rates and errors, and dropped cases. */
+function upliftLines(u: ResultDoc['summary']['uplift'][number], engines: number, engineName: (n: string) => string): string[] {
+  const x = upliftText(u, engines);
+  const out = [`**Uplift (${mdText(engineName(u.engine), 80)})**: ${mdText(x.delta)} · verdict: **${x.verdict}**`, ''];
+  out.push(`- Why: ${mdText(x.reason, 1000)}`, `- ${mdText(x.rates)}`, `- ${mdText(x.p)}`, `- Cases: ${mdText(x.votes)}`, `- ${mdText(`${x.errors[0]!.toUpperCase()}${x.errors.slice(1)}`)}`);
+  if (x.dropped.length) {
+    const shown = x.dropped.slice(0, MAX_DROPPED).map((d) => `**${mdText(d.caseId, 120)}** (${mdText(d.reason, 200)})`);
+    const more = x.dropped.length > MAX_DROPPED ? `; … and ${x.dropped.length - MAX_DROPPED} more (see result.json)` : '';
+    out.push(`- Left out of the comparison (${x.dropped.length}): ${shown.join('; ')}${more}`);
+  }
+  out.push('');
+  return out;
 }
 
 interface CaseFailures {

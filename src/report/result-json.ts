@@ -6,10 +6,11 @@
 import type { EngineConfig } from '../config/types.js';
 import type { TokenUsage } from '../engine/types.js';
 import type { JobResult, TurnResult } from '../run/types.js';
-import { summarise, type RunStats, type TrialResult } from '../stats/index.js';
+import type { RunStats, TrialResult } from '../stats/index.js';
+import { configJson, decide, type Decision, type GateResult } from '../gate/index.js';
 
-/** The version of the result.json format written by this code. */
-export const RESULT_SCHEMA_VERSION = '1';
+/** The version of the result.json format written by this code (2: clustered intervals, three-state verdict, gates). */
+export const RESULT_SCHEMA_VERSION = '2';
 
 /** Everything known about a run besides its job results. */
 export interface RunMeta {
@@ -26,6 +27,8 @@ export interface RunMeta {
   engines: (EngineConfig & { resolvedVersion?: string })[];
   options: Record<string, unknown>;
   exitCode: number;
+  /** The run's statistics and gates (gate/decide.ts); computed with the defaults when absent. */
+  decision?: Decision;
 }
 
 const usageJson = (u: TokenUsage) => ({ input: u.input, output: u.output, cache_read: u.cacheRead, cache_write: u.cacheWrite, total: u.input + u.output + u.cacheRead + u.cacheWrite });
@@ -87,10 +90,13 @@ export type Snake<T> = T extends (infer U)[]
 
 /**
  * result.json's `summary`: the stats stage's `RunStats` with snake_case keys
- * (`cases[]`, `variants[]`, `uplift[]`; see src/stats/summarise.ts for every field).
+ * (`options`, `cases[]`, `variants[]`, `uplift[]`; see src/stats/summarise.ts for every field).
  * `pass_at_k` / `pass_hat_k` keys are the k values, as strings once parsed back from JSON.
  */
 export type ResultSummary = Snake<RunStats>;
+
+/** result.json's `gates`: every gate with name, engine, threshold, figure, interval, state and reason (gate/gates.ts). */
+export type ResultGate = Snake<GateResult>;
 
 /** camelCase keys → snake_case, recursively (for the stats block, which holds no user keys). */
 function snake(v: unknown): unknown {
@@ -127,6 +133,7 @@ export function buildResultJson(meta: RunMeta, results: JobResult[]) {
     { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   );
   const costs = results.filter((r) => r.costUsd !== undefined);
+  const decision = meta.decision ?? decide(trialsOf(results));
   return {
     schema_version: RESULT_SCHEMA_VERSION,
     tool: meta.tool,
@@ -156,7 +163,9 @@ export function buildResultJson(meta: RunMeta, results: JobResult[]) {
       tokens: usageJson(tokens),
       ...(costs.length ? { cost_usd: costs.reduce((s, r) => s + r.costUsd!, 0) } : {}),
     },
-    summary: snake(summarise(trialsOf(results))) as ResultSummary,
+    decision: { config: configJson(decision.config), exit_code: decision.exitCode },
+    gates: snake(decision.gates) as ResultGate[],
+    summary: snake(decision.stats) as ResultSummary,
     jobs: results.map(jobJson),
   };
 }

@@ -2,7 +2,7 @@
  * Where a run writes: `<root>/iteration-N/` with N the next free number, root defaulting
  * to `<skill-name>-workspace` beside the skill folder (skill-creator's layout).
  */
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
 /** The output folder cannot be used; the CLI reports it as a usage error (exit code 2). */
@@ -61,4 +61,21 @@ export async function createIterationDir(root: string): Promise<{ dir: string; i
 /** Default output root: `<parent of skill folder>/<skill-name>-workspace`. */
 export function defaultOutputRoot(skillDir: string, skillName: string): string {
   return join(dirname(resolve(skillDir)), `${skillName}-workspace`);
+}
+
+/**
+ * `iteration-n` under `root`, emptied first (alibaba/skill-up's `--iteration N`: each of
+ * iteration-1..N is deleted and written anew).
+ * @throws OutputDirError when it cannot be removed or created.
+ */
+export async function resetIterationDir(root: string, n: number): Promise<{ dir: string; iteration: number }> {
+  await ensureDir(root);
+  const dir = join(root, `iteration-${n}`);
+  try {
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir);
+  } catch (e) {
+    throw new OutputDirError(`cannot reset ${dir}: ${(e as Error).message}`);
+  }
+  return { dir, iteration: n };
 }

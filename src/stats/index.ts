@@ -14,3 +14,8 @@ export {
   type RunStats,
   type SummariseOptions,
 } from './summarise.js';
+export { formatP, type ArmErrors, type DroppedCase } from './summarise.js';
+export { clusteredInterval, moverDifference, wilsonInterval, correlation, type CaseCounts, type ClusteredInterval } from './intervals.js';
+export { pairedPermutationTest, holm, stratifiedWorseTest, minimumPermutationP, minimumDecisiveCases, type TestResult } from './tests.js';
+export { estimateNoise, detectableUplift, casesNeeded, powerTable, ASSUMED_NOISE, POWER_UPLIFTS, POWER_TRIALS, type NoiseModel, type PowerRow } from './power.js';
+export { normalQuantile, tQuantile, tCdf, seededRandom } from './distributions.js';

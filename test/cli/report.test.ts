@@ -23,12 +23,17 @@ describe('skill-up run writes summary.md and the skill-creator files; skill-up r
 
   it('a run with both variants writes summary.md, benchmark.json/.md and per-run grading.json in skill-creator shape', () => {
     for (const f of ['result.json', 'report.xml', 'summary.md', 'benchmark.json', 'benchmark.md']) expect(runOut).toContain(`wrote ${join(iteration, f)}\n`);
-    expect(read(join(iteration, 'summary.md'))).toMatch(/^## ✅ skill-up: greeting-files passed\n\nEvery with_skill job passed \(exit code 0\)\./);
+    const md = read(join(iteration, 'summary.md'));
+    expect(md).toMatch(/^## ✅ skill-up: greeting-files passed\n\nEvery gate passed \(exit code 0\)\.\n/);
+    expect(md).toContain('| `all_trials_passed` | — | every trial passes | 100% | — | ✅ PASS |');
+    expect(md).toContain('| greeter-agent (custom) | with_skill | 100% \\[28%–100%\\] | 0 | 2/2 | 4/4 | 4 | 0 |');
+    expect(md).toContain('**Uplift (greeter-agent (custom))**: +100 points \\[-1, +100\\] (95% CI, clustered by case) over 2 compared cases · verdict: **inconclusive**');
     const b = JSON.parse(read(join(iteration, 'benchmark.json')));
     expect(b.metadata.evals_run).toEqual([1, 2]);
     expect(b.runs).toHaveLength(8);
     expect(b.run_summary.delta.pass_rate).toMatch(/^\+0\.\d\d$/);
-    expect(b.statistics.uplift.wins).toBe(2);
+    expect(b.statistics.uplift).toMatchObject({ wins: 2, compared_evals: 2, pass_rate_delta: 1, verdict: 'inconclusive' });
+    expect(b.statistics.configurations.with_skill.ci_95_clustered).toMatchObject({ method: 'case-clustered Wilson', cases: 2, trials: 4 });
     const g = JSON.parse(read(join(iteration, 'hello-file/with_skill/run-1/grading.json')));
     expect(Object.keys(g)).toEqual(['expectations', 'summary', 'execution_metrics', 'timing', 'claims', 'user_notes_summary', 'status']);
     expect(g.execution_metrics.tool_calls.write_file).toBe(1);
@@ -40,7 +45,18 @@ describe('skill-up run writes summary.md and the skill-creator files; skill-up r
     for (const f of Object.keys(before)) rmSync(join(iteration, f));
     const r = await runCli(['report', join(iteration, 'result.json')]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^✅ greeting-files, iteration 1: every with_skill job passed \(exit code 0\)\ncustom with_skill: 4\/4 passed 100% \[95% CI 51%–100%\]\ncustom without_skill: 0\/4 passed/);
+    expect(r.stdout.split('\n').slice(0, 10)).toEqual([
+      '✅ greeting-files, iteration 1: every gate passed (exit code 0)',
+      'custom with_skill: pass rate 100% [28%–100%] (95% CI, clustered by case, 2 case(s)), 0 errors; 4/4 graded trial(s) passed',
+      'custom without_skill: pass rate 0% [0%–72%] (95% CI, clustered by case, 2 case(s)), 0 errors; 0/4 graded trial(s) passed',
+      'custom uplift: +100 points [-1, +100] (95% CI, clustered by case) over 2 compared cases',
+      '  verdict: inconclusive: only 2 case(s) differ between the variants; at α = 0.05 at least 6 must differ for any result to be significant (smallest reachable p = 0.5)',
+      '  p = 0.5 (exact paired permutation test over 2 cases), α = 0.05; 2 better, 0 same, 0 worse (secondary: sign test p = 0.5)',
+      '  with_skill 100% [28%–100%] vs without_skill 0% [0%–72%] over the compared cases; errors: with_skill 0 errors in 4 trials, without_skill 0 errors in 4 trials',
+      'gate max_error_rate: PASS: 0 of 8 trial(s) errored (0%), within the allowed 0%',
+      'gate all_trials_passed: PASS: 4 of 4 graded with_skill trial(s) passed (the default gate: every with_skill trial must pass; set a gate such as --min-pass-rate to decide on intervals)',
+      `wrote ${join(iteration, 'report.xml')}`,
+    ]);
     for (const [f, text] of Object.entries(before)) expect(read(join(iteration, f)), f).toBe(text);
     expect(existsSync(join(iteration, 'report.html'))).toBe(true);
   });
@@ -76,6 +92,12 @@ describe('skill-up report: bad input is one message and exit code 2', () => {
     r = await runCli(['report', 'missing.json'], { cwd: dir });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('missing.json: not found; expected a skill-up result.json');
+    writeFileSync(join(dir, 'v1.json'), JSON.stringify({ schema_version: '1', tool: { name: 'skill-up', version: '0.1.0' }, jobs: [], summary: { variants: [{ wilson: { low: 0, high: 1 } }] } }));
+    r = await runCli(['report', 'v1.json'], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'skill-up report: v1.json: is a result.json of schema_version "1" (written by skill-up 0.1.0); this skill-up reads schema_version "2" only (its statistics changed: case-clustered intervals, a three-state verdict, gates): run the suite again with `skill-up run` to get a result.json it can report on (see skill-up report --help)\n',
+    );
     writeFileSync(join(dir, 'broken.json'), '{"schema_version": "1",');
     r = await runCli(['report', 'broken.json'], { cwd: dir });
     expect(r.code).toBe(2);

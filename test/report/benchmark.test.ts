@@ -93,9 +93,23 @@ describe('buildBenchmarks', () => {
   it("puts skill-up's statistics under the new key `statistics`, not into run_summary", () => {
     const bm = buildBenchmarks(makeDoc(results))[0]!.benchmark;
     expect(Object.keys(bm)).toEqual(['metadata', 'runs', 'run_summary', 'notes', 'statistics']);
-    expect(bm.statistics.configurations.with_skill).toMatchObject({ trials: 4, passed: 2, failed: 1, errors: 1, job_pass_rate: 2 / 3 });
-    expect(bm.statistics.configurations.with_skill!.wilson_95.low).toBeGreaterThan(0);
-    expect(bm.statistics.uplift).toMatchObject({ wins: 2, ties: 0, losses: 0, verdict: 'underpowered', sign_test_p: 0.5 });
+    const withStats = bm.statistics.configurations.with_skill!;
+    expect(withStats).toMatchObject({ trials: 4, passed: 2, failed: 1, errors: 1, error_rate: 0.25, job_pass_rate: 2 / 3, mean_eval_pass_rate: 0.75 });
+    // The variant's interval is the case-clustered one, around the mean of the eval rates, named for what it is.
+    expect(withStats).not.toHaveProperty('wilson_95');
+    expect(withStats.ci_95_clustered).toMatchObject({ method: 'case-clustered Wilson', level: 0.95, cases: 2, trials: 3 });
+    expect(withStats.ci_95_clustered!.low).toBeLessThan(0.75);
+    expect(withStats.ci_95_clustered!.high).toBeGreaterThan(0.75);
+    const u = bm.statistics.uplift!;
+    expect(u).toMatchObject({ compared_evals: 2, pass_rate_delta: 0.75, wins: 2, ties: 0, losses: 0, sign_test_p: 0.5, verdict: 'inconclusive', p_method: 'exact', holm_engines: 1, alpha: 0.05 });
+    expect(u.reason).toMatch(/^1 of 4 with_skill trials errored \(25%\), above the allowed error rate of 0%/);
+    expect(u.errors).toEqual({ with_skill: { errors: 1, trials: 4 }, without_skill: { errors: 0, trials: 4 } });
+    expect(u.ci_95_clustered!.low).toBeLessThan(0.75);
+    expect(u.with_skill_pass_rate).toBe(0.75);
+    expect(u.without_skill_pass_rate).toBe(0);
+    expect(u.dropped).toEqual([]);
+    expect(bm.statistics.gates.map((g) => `${g.name}:${g.state}`)).toEqual(['max_error_rate:fail', 'all_trials_passed:fail']);
+    expect(bm.statistics.definitions).toContain('ci_95_clustered');
     const alphaWith = bm.statistics.per_eval.find((e) => e.eval_name === 'alpha' && e.configuration === 'with_skill')!;
     expect(alphaWith).toMatchObject({ eval_id: 1, passed: 1, failed: 1, flaky: true, pass_at_k: { '1': 0.5, '2': 1 }, pass_hat_k: { '1': 0.5, '2': 0 } });
   });
@@ -149,6 +163,23 @@ describe('buildBenchmarks', () => {
     expect(bundles[0]!.benchmark.metadata.executor_model).toBe('anthropic/claude-sonnet-4-5 (claude_code)');
     expect(bundles[1]!.evalMetadata.map((m) => m.dir)).toEqual(['codex/a', 'codex/a/with_skill', 'codex/a/without_skill']);
     expect(bundles[1]!.benchmark.statistics.per_eval.every((e) => e.eval_name === 'a')).toBe(true);
+    // Each engine's uplift says its p is Holm-adjusted over both, and its gates are its own and the run-wide ones.
+    expect(bundles.map((b) => b.benchmark.statistics.uplift!.holm_engines)).toEqual([2, 2]);
+    expect(bundles[0]!.markdown).toMatch(/\n- p = [^\n]*; Holm-adjusted over 2 engines, unadjusted [^\n]*\), α = 0\.05\n/);
+    expect(bundles[1]!.benchmark.statistics.gates.every((g) => g.engine === null || g.engine === 'codex')).toBe(true);
+  });
+
+  it('lists the evals left out of the uplift, with their eval ids and why, in benchmark.json, its notes and benchmark.md', () => {
+    const b = buildBenchmarks(
+      makeDoc([
+        ...results,
+        job('gamma', 'with_skill', 1, [], { status: 'error', reason: 'engine crashed', assertions: [] }),
+        job('gamma', 'without_skill', 1, [['x', true]]),
+      ]),
+    )[0]!;
+    expect(b.benchmark.statistics.uplift!.dropped).toEqual([{ eval_id: 3, eval_name: 'gamma', reason: 'with_skill has no graded trial (1 error(s))' }]);
+    expect(b.benchmark.notes).toContain('1 eval(s) left out of the uplift: 3 (gamma): with_skill has no graded trial (1 error(s)).');
+    expect(b.markdown).toContain('\n- Left out of the comparison (1): eval 3 (gamma): with_skill has no graded trial (1 error(s))\n');
   });
 
   it("benchmark.md starts with skill-creator's summary table and adds job pass rates with intervals", () => {
@@ -169,8 +200,15 @@ describe('buildBenchmarks', () => {
       '| Time | 1.8s ± 0.6s | 1.5s ± 0.6s | +0.3s |',
       '| Tokens | 148 ± 58 | 160 ± 58 | -12 |',
     ]);
-    expect(md).toContain('| With Skill | 67% [');
-    expect(md).toContain('**Uplift**: +75 points · 2 win(s), 0 tie(s), 0 loss(es)');
+    expect(md).toContain('| Configuration | Pass rate [95% CI, clustered by eval] | Errors | Passed / graded |');
+    expect(md).toContain('\n| With Skill | 75% [8%–99%] | 1 | 2/3 | 0 | 1.8s | 148 |\n');
+    expect(md).toContain('\n**Uplift**: +75 points [-23, +99] (95% CI, clustered by case) over 2 compared cases · verdict: **inconclusive**\n');
+    expect(md).toContain('\n- Why: 1 of 4 with_skill trials errored (25%), above the allowed error rate of 0%');
+    expect(md).toContain('\n- p = 0.5 (exact paired permutation test over 2 cases), α = 0.05\n');
+    expect(md).toContain('\n- Evals: 2 better, 0 same, 0 worse (secondary: sign test p = 0.5)\n');
+    expect(md).toContain('\n- Errors: with_skill 1 error in 4 trials, without_skill 0 errors in 4 trials\n');
+    expect(md).not.toContain('wilson');
+    expect(md).toContain('| Configuration | Runs | Pass rate [95% Wilson CI] |');
     expect(md).toContain('### alpha (eval 1)');
     expect(md).toContain('| y | 1/2 | 0/2 |');
   });

@@ -109,6 +109,24 @@ describe('HTML report in Chromium', () => {
     await page.close();
   });
 
+  it('shows the gates panel and the engine summaries, which the charts do not cover', async () => {
+    const { page, w } = await open();
+    expect(await page.locator('section.gates tbody tr').count()).toBe(run.doc.gates.length);
+    expect(await page.locator('section.gates .gstate').allTextContents()).toEqual(run.doc.gates.map((g) => g.state.toUpperCase()));
+    expect(await page.textContent('#h-gates .outcome')).toMatch(/\(exit code \d+\)/);
+    const card = (await page.locator('.engine-card').first().boundingBox())!;
+    const charts = (await page.locator('.charts').boundingBox())!;
+    // Side by side or stacked, never overlapping; and each card's table fits inside its card.
+    expect(card.x + card.width <= charts.x + 1 || card.y + card.height <= charts.y + 1 || charts.y + charts.height <= card.y + 1).toBe(true);
+    for (const c of await page.locator('.engine-card').all()) {
+      const fits = await c.evaluate((el) => (el.querySelector('table.vt') as HTMLElement).scrollWidth <= el.clientWidth);
+      expect(fits).toBe(true);
+    }
+    expect(await page.locator('.engine-card .verdict').allTextContents()).toEqual(run.doc.summary.uplift.map((u) => (u.verdict === 'inconclusive' ? 'inconclusive' : u.verdict === 'improves' ? 'skill improves results' : 'skill makes results worse')));
+    expect(w.errors).toEqual([]);
+    await page.close();
+  });
+
   it('filters cases by status and hides the others', async () => {
     const { page } = await open();
     const all = await visibleIds(page);

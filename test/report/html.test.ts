@@ -17,6 +17,10 @@ import { syntheticRun } from './fixtures/synthetic-run.js';
 
 const INJECT = '</script><img src=x onerror=alert(1)>';
 
+/** Handlebars' escaping of `{{text}}`. */
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"'`=]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#x27;', '`': '&#x60;', '=': '&#x3D;' })[c]!);
+
 /** The embedded data of a rendered page, decoded. */
 function embedded(html: string): ReportData {
   const m = /<script type="application\/json" id="data">([\s\S]*?)<\/script>/.exec(html);
@@ -66,27 +70,66 @@ describe('renderHtmlReport', () => {
     expect(JSON.parse(text)).toEqual(v);
   });
 
-  it('shows the header, the per-variant pass rates with Wilson intervals, the uplift and the charts', () => {
+  it('shows the header, the per-variant pass rates with their case-clustered intervals and errors, the uplift and the charts', () => {
     expect(html).toContain('<h1>house-style</h1>');
     expect(html).toContain('2.1.332');
     expect(html).toContain('claude-sonnet-4-5');
     expect(html).toContain('2026-03-01 09:00:00 UTC');
-    expect(html).toContain('95% CI');
+    expect(html).toContain('Pass rate <span class="ci-h">95% CI, clustered by case</span>');
+    expect(html).not.toMatch(/Wilson 95%|95% Wilson/);
     for (const v of doc.summary.variants) {
-      expect(html).toContain(`${fmtPct(v.wilson.low)}–${fmtPct(v.wilson.high)}`);
+      expect(html).toContain(`<span class="pr">${fmtPct(v.pass_rate)}</span> <span class="ci" title="95% CI, clustered by case (case-clustered Wilson): ${v.interval!.cases} case(s)`);
+      expect(html).toContain(`${fmtPct(v.interval!.low)}–${fmtPct(v.interval!.high)}</span>`);
     }
-    for (const u of doc.summary.uplift) expect(html).toContain(fmtPts(u.pass_rate_delta));
+    expect(html).toMatch(/<td class="num errs( st-error)?">\d+<\/td>/);
+    for (const u of doc.summary.uplift) {
+      expect(html).toContain(fmtPts(u.pass_rate_delta));
+      expect(html).toContain(`<p class="u-reason">${escapeHtml(u.reason)}</p>`);
+      expect(html).toContain(`<span class="verdict neutral">inconclusive</span>`);
+    }
+    // Two engines: each p-value is Holm-adjusted over both, and the report says so.
+    expect(html.match(/Holm-adjusted over 2 engines/g)).toHaveLength(2);
     expect(html.match(/<figure class="chart/g)).toHaveLength(3);
+    expect(html).toContain('Pass rate · 95% CI, clustered by case');
     expect(html).toContain('<th scope="colgroup" colspan="3" class="eng-h">codex</th>');
   });
 
-  it('computes the statistics from the jobs when result.json has no usable summary', () => {
-    const bare = { ...doc, summary: {} as typeof doc.summary };
+  it('shows the gates in their own panel, and what the exit code means', () => {
+    expect(html).toContain('<section class="gates" aria-labelledby="h-gates">');
+    const panel = html.slice(html.indexOf('<section class="gates"'), html.indexOf('</section>', html.indexOf('<section class="gates"')));
+    expect(panel.match(/<tr class="g-/g)).toHaveLength(doc.gates.length);
+    for (const g of doc.gates) {
+      expect(panel).toContain(`<th scope="row" class="mono">${g.name}</th>`);
+      expect(panel).toContain(`<span class="gstate ${g.state}">${g.state.toUpperCase()}</span>`);
+      expect(panel).toContain(`<td class="g-reason">${escapeHtml(g.reason)}</td>`);
+    }
+    expect(html).toMatch(new RegExp(`<span class="pill exit exit-${doc.exit_code}" title="[^"]+">exit ${doc.exit_code} · `));
+  });
+
+  it('computes the statistics and gates from the jobs when result.json has no usable summary', () => {
+    const bare = { ...doc, summary: {} as typeof doc.summary, gates: undefined as unknown as typeof doc.gates };
     const out = renderHtmlReport(bare);
     expect(out).toContain('statistics computed from the jobs');
     const v = doc.summary.variants[0]!;
-    expect(out).toContain(`${fmtPct(v.wilson.low)}–${fmtPct(v.wilson.high)}`);
+    expect(out).toContain(`${fmtPct(v.interval!.low)}–${fmtPct(v.interval!.high)}`);
+    for (const g of doc.gates) expect(out).toContain(`<th scope="row" class="mono">${g.name}</th>`);
     expect(html).toContain('statistics from result.json summary');
+    // A version-1 shaped summary is not read as if it were the new one.
+    const old = JSON.parse(JSON.stringify(doc));
+    for (const x of old.summary.variants) {
+      x.wilson = x.interval;
+      delete x.interval;
+    }
+    expect(renderHtmlReport(old)).toContain('statistics computed from the jobs');
+  });
+
+  it('lists the cases left out of an uplift, escaped', () => {
+    const small = syntheticRun({ cases: 3, trials: 1, seed: 5 }).doc;
+    const d = JSON.parse(JSON.stringify(small));
+    d.summary.uplift[0].dropped = [{ case_id: '<b>odd</b>', reason: 'with_skill has no graded trial (1 error(s))' }];
+    const out = renderHtmlReport(d);
+    expect(out).toContain('<summary>1 case(s) left out of the comparison</summary>');
+    expect(out).toContain('<li><code>&lt;b&gt;odd&lt;/b&gt;</code> — with_skill has no graded trial (1 error(s))</li>');
   });
 
   it('stores each string once, jobs as positional records, and the transcripts’ tool outputs', () => {

@@ -53,3 +53,45 @@ describe('buildJunit and the baseline', () => {
     expect(xml).not.toContain('<failure');
   });
 });
+
+describe('buildJunit and the decision', () => {
+  it('puts the exit code, every gate and the uplift verdict in each suite’s properties, with reasons', () => {
+    const doc = makeDoc(
+      ['claude_code', 'codex'].flatMap((engine) => [
+        makeResult({ id: `${engine}/a/with_skill/run-1`, engine, caseId: 'a' }),
+        makeResult({ id: `${engine}/a/without_skill/run-1`, engine, caseId: 'a', variant: 'without_skill', status: 'fail', assertions: [{ text: 't', passed: false, evidence: 'e' }] }),
+      ]),
+      { exitCode: 0 },
+    );
+    doc.gates.push({ name: 'min_pass_rate', engine: 'codex', threshold: 0.8, figure: 1, interval: { low: 0.2, high: 1 }, state: 'inconclusive', reason: 'may or may not reach 80% <here>' });
+    const xml = buildJunit(doc);
+    const suites = xml.split('<testsuite ').slice(1);
+    expect(suites).toHaveLength(4);
+    for (const suite of suites) {
+      expect(suite).toContain('<property name="exit_code" value="0"/>');
+      expect(suite).toContain('<property name="gate.max_error_rate" value="pass"/>');
+      expect(suite).toContain('<property name="gate.all_trials_passed" value="pass"/>');
+      expect(suite).toContain('<property name="gate.all_trials_passed.reason" value="2 of 2 graded with_skill trial(s) passed');
+    }
+    const codex = suites.filter((s) => s.startsWith('name="my-skill [codex/'));
+    const claude = suites.filter((s) => s.startsWith('name="my-skill [claude_code/'));
+    expect(codex).toHaveLength(2);
+    for (const s of codex) {
+      expect(s).toContain('<property name="gate.min_pass_rate.codex" value="inconclusive"/>');
+      expect(s).toContain('<property name="gate.min_pass_rate.codex.reason" value="may or may not reach 80% &lt;here>"/>');
+      expect(s).toContain('<property name="verdict.codex" value="inconclusive"/>');
+      expect(s).not.toContain('verdict.claude_code');
+    }
+    for (const s of claude) {
+      expect(s).not.toContain('gate.min_pass_rate');
+      expect(s).toMatch(/<property name="verdict\.claude_code\.reason" value="only 1 case\(s\) differ between the variants/);
+    }
+  });
+
+  it('writes one suite with the decision when the run has no job', () => {
+    const xml = buildJunit(makeDoc([], { exitCode: 4 }));
+    expect(xml).toContain('<testsuite name="my-skill [run]" tests="0"');
+    expect(xml).toContain('<property name="exit_code" value="4"/>');
+    expect(xml).toContain('<property name="gate.all_trials_passed" value="inconclusive"/>');
+  });
+});

@@ -31,16 +31,20 @@ describe('parseResultDoc', () => {
     expect(fails(text({ metadata: {}, runs: [], run_summary: {} }))).toBe('x.json: is a skill-creator benchmark.json (the summary of a run); expected a skill-up result.json (written by `skill-up run` into its iteration folder), found in the same iteration folder');
     expect(fails(text({ expectations: [], summary: {} }))).toMatch(/is a grading\.json of one run/);
     expect(fails(text({ skill_name: 's', evals: [] }))).toMatch(/is an Anthropic evals\.json .*`skill-up import`.*`skill-up run --auto`/);
-    expect(fails(text({ skill_name: 's', engine_name: 'claude_code', case_results: [] }))).toMatch(/is an alibaba\/skill-up result\.json .*schema_version "1", with `jobs`/);
+    expect(fails(text({ skill_name: 's', engine_name: 'claude_code', case_results: [] }))).toMatch(/is an alibaba\/skill-up result\.json .*schema_version "2", with `jobs`/);
     expect(fails(text([{ query: 'q', should_trigger: true }]))).toMatch(/trigger eval set/);
     expect(fails(text({ reviews: [] }))).toMatch(/feedback\.json/);
     expect(fails('42')).toMatch(/is a single JSON value \(number\)/);
     expect(fails(text({ name: 'pkg', version: '1.0.0' }))).toBe('x.json: is a JSON object with `name`, `version`, not a skill-up result.json; expected a skill-up result.json (written by `skill-up run` into its iteration folder)');
   });
 
-  it('names the schema version of a result.json from another skill-up version', () => {
-    const doc = { ...makeDoc([makeResult()]), schema_version: '7', tool: { name: 'skill-up', version: '9.0.0' } };
-    expect(fails(text(doc))).toBe('x.json: is a result.json of schema_version "7" (written by skill-up 9.0.0); this skill-up reads schema_version "1"');
+  it('names the schema version of a result.json from another skill-up version, and what to do', () => {
+    const newer = { ...makeDoc([makeResult()]), schema_version: '7', tool: { name: 'skill-up', version: '9.0.0' } };
+    expect(fails(text(newer))).toBe('x.json: is a result.json of schema_version "7" (written by skill-up 9.0.0); this skill-up reads schema_version "2" only: read it with the skill-up version that wrote it, or a newer one');
+    const v1 = { ...makeDoc([makeResult()]), schema_version: '1', tool: { name: 'skill-up', version: '0.1.0' } };
+    expect(fails(text(v1))).toBe(
+      'x.json: is a result.json of schema_version "1" (written by skill-up 0.1.0); this skill-up reads schema_version "2" only (its statistics changed: case-clustered intervals, a three-state verdict, gates): run the suite again with `skill-up run` to get a result.json it can report on',
+    );
   });
 
   it('reports schema violations with their paths', () => {
@@ -55,10 +59,26 @@ describe('parseResultDoc', () => {
     expect(m).toContain('started_at: must match format "date-time"');
   });
 
-  it('rejects a summary without its lists', () => {
-    const doc = JSON.parse(text(makeDoc([makeResult()])));
-    doc.summary = { cases: [] };
-    expect(fails(text(doc))).toBe('x.json: summary.variants must be a list (the stats block of result.json is incomplete)');
+  it('rejects a summary without its lists, or not of the shape the reports read', () => {
+    const doc = JSON.parse(text(makeDoc([job('a', 'with_skill', 1, [['x', true]]), job('a', 'without_skill', 1, [['x', false]])])));
+    const broken = (edit: (s: Record<string, any>) => void) => {
+      const d = JSON.parse(JSON.stringify(doc));
+      edit(d.summary);
+      return fails(text(d));
+    };
+    const tail = ' (the stats block of result.json is incomplete or was edited)';
+    expect(broken((s) => delete s.variants)).toBe(`x.json: summary.variants must be a list${tail}`);
+    expect(broken((s) => delete s.options)).toBe(`x.json: summary.options must be {alpha, errors_as_failures, max_error_rate}${tail}`);
+    // A version-1 shaped variant (a pooled `wilson` and no clustered `interval`) is named.
+    expect(
+      broken((s) => {
+        s.variants[0].wilson = s.variants[0].interval;
+        delete s.variants[0].interval;
+      }),
+    ).toBe(`x.json: summary.variants.0.interval must be a case-clustered interval {low, high, …} or null${tail}`);
+    expect(broken((s) => (s.uplift[0].verdict = 'underpowered'))).toBe(`x.json: summary.uplift.0.verdict must be one of "improves", "regresses", "inconclusive"${tail}`);
+    expect(broken((s) => (s.uplift[0].errors = { with: 1 }))).toBe(`x.json: summary.uplift.0.errors must be {with: {errors, trials}, without: {errors, trials}}${tail}`);
+    expect(broken((s) => (s.cases[1] = 'x'))).toBe(`x.json: summary.cases.1 must be an object${tail}`);
   });
 });
 

@@ -34,6 +34,7 @@ export function makeSuite(cases: CaseSpec[], over: Partial<Suite> = {}): Suite {
     parallelism: 1,
     retryPolicy: { maxRetries: 0, retryOn: [] },
     benchmark: { enabled: false },
+    gates: {},
     trials: 1,
     report: { formats: ['json', 'junit'], artifacts: [] },
     ...over,

@@ -65,8 +65,11 @@ describe('summarise: per variant', () => {
     expect(v).toHaveLength(1);
     expect(v[0]).toMatchObject({ engine: 'claude_code', variant: 'with_skill', cases: 3, gradedCases: 2, trials: 5, passed: 2, failed: 2, errors: 1 });
     expect(v[0]!.passRate).toBeCloseTo((1 + 1 / 3) / 2, 12); // not the pooled 2/4
-    expect(v[0]!.wilson.low).toBeCloseTo(0.15, 2);
-    expect(v[0]!.wilson.high).toBeCloseTo(0.85, 2);
+    // Clustered by case: two cases at 1 and 1/3 say little about the suite (t with 1 df).
+    expect(v[0]!.interval).toMatchObject({ method: 'case-clustered Wilson', cases: 2, trials: 4 });
+    expect(v[0]!.interval!.low).toBeLessThan(0.2);
+    expect(v[0]!.interval!.high).toBeGreaterThan(0.9);
+    expect(v[0]!.errorRate).toBeCloseTo(1 / 5, 12);
   });
   it('has no uplift when only one variant ran', () => {
     expect(summarise(many('a', 'with_skill', ['pass'])).uplift).toEqual([]);
@@ -75,7 +78,7 @@ describe('summarise: per variant', () => {
 
 describe('summarise: uplift', () => {
   const cases = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'];
-  it('finds an improvement when 6 of 6 cases win (sign test p = 0.03125)', () => {
+  it('finds an improvement when 6 of 6 cases win (permutation p = 2/64)', () => {
     const rs = cases.flatMap((c) => [
       ...many(c, 'with_skill', ['pass', 'pass', 'pass'], { tokens: 250, durationMs: 3000 }),
       ...many(c, 'without_skill', ['fail', 'fail', 'pass'], { tokens: 100, durationMs: 1000 }),
@@ -83,7 +86,11 @@ describe('summarise: uplift', () => {
     const [u] = summarise(rs).uplift;
     expect(u).toMatchObject({ engine: 'claude_code', wins: 6, ties: 0, losses: 0, verdict: 'improves' });
     expect(u!.signTestP).toBeCloseTo(0.03125, 12);
+    expect(u!.p).toBeCloseTo(0.03125, 12);
+    expect(u!.pMethod).toBe('exact');
     expect(u!.passRateDelta).toBeCloseTo(2 / 3, 12);
+    expect(u!.interval!.low).toBeGreaterThan(0);
+    expect(u!.interval!.high).toBeLessThanOrEqual(1);
     expect(u!.tokensDelta).toBeCloseTo(150, 12);
     expect(u!.durationMsDelta).toBeCloseTo(2000, 12);
     expect(u!.perCase[0]).toMatchObject({ caseId: 'c1', with: 1, verdict: 'win' });
@@ -94,22 +101,45 @@ describe('summarise: uplift', () => {
     const [u] = summarise(rs).uplift;
     expect(u).toMatchObject({ wins: 0, losses: 6, verdict: 'regresses', passRateDelta: -1 });
   });
-  it('is underpowered with fewer than 5 non-tied cases, whatever the effect', () => {
+  it('is inconclusive with fewer than 6 differing cases, whatever the effect, and says why', () => {
     const rs = cases.flatMap((c, i) => [
       ...many(c, 'with_skill', ['pass']),
       ...many(c, 'without_skill', [i < 4 ? 'fail' : 'pass']),
     ]);
     const [u] = summarise(rs).uplift;
-    expect(u).toMatchObject({ wins: 4, ties: 2, losses: 0, verdict: 'underpowered' });
+    expect(u).toMatchObject({ wins: 4, ties: 2, losses: 0, verdict: 'inconclusive' });
     expect(u!.signTestP).toBeCloseTo(0.125, 12);
+    expect(u!.reason).toMatch(/only 4 case\(s\) differ.*at least 6 must differ/);
   });
-  it('reports no difference when the split is not significant', () => {
+  it('calls a 5–0 sweep inconclusive: no p below 0.0625 is reachable with 5 decisive cases', () => {
+    const rs = cases.slice(0, 5).flatMap((c) => [...many(c, 'with_skill', ['pass', 'pass', 'pass']), ...many(c, 'without_skill', ['fail', 'fail', 'fail'])]);
+    const [u] = summarise(rs).uplift;
+    expect(u).toMatchObject({ wins: 5, losses: 0, verdict: 'inconclusive' });
+    expect(u!.p).toBeCloseTo(0.0625, 12);
+    expect(u!.reason).toMatch(/smallest reachable p = 0\.062/);
+  });
+  it('weighs the size of each difference: 1/3 vs 0/3 is not a full win', () => {
+    const small = cases.flatMap((c) => [...many(c, 'with_skill', ['pass', 'fail', 'fail']), ...many(c, 'without_skill', ['fail', 'fail', 'fail'])]);
+    const mixed = [
+      ...cases.flatMap((c) => [...many(c, 'with_skill', ['pass', 'fail', 'fail']), ...many(c, 'without_skill', ['fail', 'fail', 'fail'])]),
+      ...many('big-loss', 'with_skill', ['fail', 'fail', 'fail']),
+      ...many('big-loss', 'without_skill', ['pass', 'pass', 'pass']),
+    ];
+    expect(summarise(small).uplift[0]!.verdict).toBe('improves');
+    // Six +1/3 wins and one −1 loss: the sign test would call 6–1 a win (p = 0.125 either way),
+    // the permutation test sees a mean of +1/7 and is far from significant.
+    const u = summarise(mixed).uplift[0]!;
+    expect(u.p).toBeGreaterThan(0.2);
+    expect(u.verdict).toBe('inconclusive');
+  });
+  it('reports an inconclusive result when the split is not significant', () => {
     const rs = cases.flatMap((c, i) => [
       ...many(c, 'with_skill', [i < 3 ? 'pass' : 'fail']),
       ...many(c, 'without_skill', [i < 3 ? 'fail' : 'pass']),
     ]);
     const [u] = summarise(rs).uplift;
-    expect(u).toMatchObject({ wins: 3, losses: 3, signTestP: 1, verdict: 'no_difference', passRateDelta: 0 });
+    expect(u).toMatchObject({ wins: 3, losses: 3, signTestP: 1, p: 1, verdict: 'inconclusive', passRateDelta: 0 });
+    expect(u!.reason).toMatch(/p = 1 > α = 0\.05/);
   });
   it('compares only cases graded in both variants', () => {
     const rs = [
@@ -119,14 +149,20 @@ describe('summarise: uplift', () => {
       ...many('errored', 'with_skill', ['pass']),
       ...many('errored', 'without_skill', ['error']),
     ];
-    const [u] = summarise(rs).uplift;
+    const [u] = summarise(rs, { maxErrorRate: 1 }).uplift;
     expect(u!.perCase.map((c) => c.caseId)).toEqual(['both']);
     expect(u!.passRateDelta).toBe(1);
+    expect(u!.dropped).toEqual([
+      { caseId: 'onlyWith', reason: 'no without_skill trial' },
+      { caseId: 'errored', reason: 'without_skill has no graded trial (1 error(s))' },
+    ]);
+    expect(u!.withRate).toBe(1);
+    expect(u!.withoutRate).toBe(0);
   });
-  it('honours alpha and minDecisive options', () => {
+  it('honours alpha', () => {
     const rs = cases.slice(0, 4).flatMap((c) => [...many(c, 'with_skill', ['pass']), ...many(c, 'without_skill', ['fail'])]);
-    const [u] = summarise(rs, { minDecisive: 3, alpha: 0.2 }).uplift;
-    expect(u!.verdict).toBe('improves'); // p = 0.125 ≤ 0.2 with 4 decisive cases
+    expect(summarise(rs).uplift[0]!.verdict).toBe('inconclusive');
+    expect(summarise(rs, { alpha: 0.2 }).uplift[0]!.verdict).toBe('improves'); // p = 0.125 ≤ 0.2 with 4 decisive cases
   });
 });
 
@@ -149,7 +185,7 @@ describe('summarise: shape and validation', () => {
     expect(s.uplift.map((u) => u.engine)).toEqual(['codex']);
   });
   it('returns empty lists for no results', () => {
-    expect(summarise([])).toEqual({ cases: [], variants: [], uplift: [] });
+    expect(summarise([])).toEqual({ options: { alpha: 0.05, errorsAsFailures: false, maxErrorRate: 0 }, cases: [], variants: [], uplift: [] });
   });
   it('rejects malformed trials', () => {
     expect(() => summarise([t('a', 'with_skill', 'pass', { durationMs: -1 })])).toThrow(/durationMs/);

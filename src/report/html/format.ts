@@ -3,6 +3,7 @@
  * script (`assets/report.client.js`) has the same rules for what it renders, so a value reads
  * the same in the header, the charts, the case table and a case's details.
  */
+import { formatP } from '../../stats/summarise.js';
 
 /** A proportion in [0, 1] as a whole percentage (`0.667` → `67%`); `—` for null. */
 export function fmtPct(p: number | null | undefined): string {
@@ -56,10 +57,7 @@ export function fmtDate(iso: string): string {
   return `${new Date(t).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
-/** A p-value: `0.031`, `< 0.001`, `1`. */
+/** A p-value as every report writes it (`formatP`: `0.031`, `1`, `4.9e-4`, never `0.000`); `—` for null. */
 export function fmtP(p: number | null | undefined): string {
-  if (p === null || p === undefined || !Number.isFinite(p)) return '—';
-  if (p < 0.001) return '< 0.001';
-  if (p >= 0.9995) return '1';
-  return p.toFixed(p < 0.01 ? 3 : 2);
+  return p === null || p === undefined || !Number.isFinite(p) ? '—' : formatP(p);
 }

@@ -85,8 +85,11 @@ function load(): Compiled {
  * Renders a result.json document as one self-contained HTML page.
  *
  * The page shows the run header (skill, engines and versions, model, date, wall time, tokens,
- * cost), per engine and variant the pass rate with its Wilson 95% interval and the with/without
- * uplift, small SVG charts (pass rate, mean duration, mean tokens per variant), and a case table
+ * cost, the exit code and what it means), the gates panel (every gate with threshold, figure,
+ * interval, state and reason), per engine and variant the mean case pass rate with its 95%
+ * interval clustered by case and the variant's errors, the with/without uplift (points with its
+ * clustered interval, verdict and reason, p, wins/ties/losses, per-arm rates over the compared
+ * cases and errors, dropped cases), small SVG charts (pass rate, mean duration, mean tokens per variant), and a case table
  * (per engine and variant one cell per trial) with status filter and case-id search. A case's
  * details (prompt or turns, final answers, assertions with evidence, transcripts with tool calls
  * and skill activations, with_skill and without_skill side by side) are built only when it is

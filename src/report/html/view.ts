@@ -1,91 +1,22 @@
 /**
- * The view model of the HTML report's server-rendered parts (header, summary, charts, table
- * head): plain, pre-formatted values the Handlebars templates only lay out. Statistics come
- * from result.json's `summary` (the stats stage's output) when it is there and well formed,
- * else they are computed from `jobs` with the same stats code.
+ * The view model of the HTML report's server-rendered parts (header, gates, summary, charts,
+ * table head): plain, pre-formatted values the Handlebars templates only lay out. Statistics
+ * and gates come from `stats.ts` (result.json's `summary` and `gates`, or computed from its
+ * jobs); the wording of intervals, verdicts and gates is the one of every report
+ * (`../decision-text.ts`).
  */
+import { CLUSTERED_CI, gateCells, upliftText, type UpliftJson } from '../decision-text.js';
+import { verdictOf } from '../markdown.js';
 import type { ResultDoc } from '../result-json.js';
-import { summarise, type Uplift, type VariantStats } from '../../stats/index.js';
+import { chart, round, type ChartView, type Row } from './chart.js';
 import { fmtDate, fmtInt, fmtMs, fmtP, fmtPct, fmtPts, fmtTokens, fmtUsd } from './format.js';
+import type { Stats } from './stats.js';
+
+export { runStats, type Stats } from './stats.js';
+export { CHART_W, CHART_WIDE_W, type ChartBar, type ChartView } from './chart.js';
 
 type Variant = 'with_skill' | 'without_skill';
 const VARIANTS: Variant[] = ['with_skill', 'without_skill'];
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-
-/** The statistics the report shows, camelCase, one source whatever the document holds. */
-export interface Stats {
-  variants: VariantStats[];
-  uplift: Uplift[];
-  /** Where they came from: result.json's `summary`, or computed here from its jobs. */
-  source: 'summary' | 'computed';
-}
-
-/** Reads `summary.variants` / `summary.uplift` (snake_case) from result.json; null when not usable. */
-function statsFromSummary(summary: unknown): Stats | null {
-  if (!isObj(summary) || !Array.isArray(summary.variants) || !Array.isArray(summary.uplift)) return null;
-  const variants: VariantStats[] = [];
-  for (const v of summary.variants) {
-    if (!isObj(v) || typeof v.engine !== 'string' || (v.variant !== 'with_skill' && v.variant !== 'without_skill') || !isObj(v.wilson)) return null;
-    const low = num(v.wilson.low);
-    const high = num(v.wilson.high);
-    if (low === null || high === null) return null;
-    variants.push({
-      engine: v.engine,
-      variant: v.variant,
-      cases: num(v.cases) ?? 0,
-      gradedCases: num(v.graded_cases) ?? 0,
-      passRate: num(v.pass_rate),
-      trials: num(v.trials) ?? 0,
-      passed: num(v.passed) ?? 0,
-      failed: num(v.failed) ?? 0,
-      errors: num(v.errors) ?? 0,
-      skipped: num(v.skipped) ?? 0,
-      wilson: { low, high },
-      meanDurationMs: num(v.mean_duration_ms),
-      meanTokens: num(v.mean_tokens),
-      costUsd: num(v.cost_usd),
-    });
-  }
-  const uplift: Uplift[] = [];
-  for (const u of summary.uplift) {
-    if (!isObj(u) || typeof u.engine !== 'string') return null;
-    const verdict = u.verdict;
-    uplift.push({
-      engine: u.engine,
-      passRateDelta: num(u.pass_rate_delta),
-      perCase: [],
-      wins: num(u.wins) ?? 0,
-      ties: num(u.ties) ?? 0,
-      losses: num(u.losses) ?? 0,
-      signTestP: num(u.sign_test_p) ?? 1,
-      verdict: verdict === 'improves' || verdict === 'regresses' || verdict === 'no_difference' ? verdict : 'underpowered',
-      tokensDelta: num(u.tokens_delta),
-      durationMsDelta: num(u.duration_ms_delta),
-    });
-  }
-  return { variants, uplift, source: 'summary' };
-}
-
-/** The statistics of a run: from its `summary` when usable, else computed from its jobs. */
-export function runStats(doc: ResultDoc): Stats {
-  const fromDoc = statsFromSummary(doc.summary as unknown);
-  if (fromDoc && (fromDoc.variants.length > 0 || doc.jobs.length === 0)) return fromDoc;
-  const s = summarise(
-    doc.jobs.map((j) => ({
-      caseId: j.case_id,
-      engine: j.engine,
-      variant: j.variant,
-      trial: j.trial,
-      status: j.status,
-      durationMs: j.duration_ms,
-      tokens: j.tokens.total,
-      ...(j.cost_usd !== undefined ? { costUsd: j.cost_usd } : {}),
-    })),
-  );
-  return { variants: s.variants, uplift: s.uplift, source: 'computed' };
-}
 
 /** Engine names in display order: result.json's `engines`, then any engine only seen in `jobs`. */
 export function engineOrder(doc: ResultDoc): string[] {
@@ -94,128 +25,50 @@ export function engineOrder(doc: ResultDoc): string[] {
   return names;
 }
 
-/** One horizontal bar of a chart, in SVG user units (the chart is {@link CHART_W} wide). */
-export interface ChartBar {
-  /** Row label (variant, or engine · variant). */
-  label: string;
-  /** `with` or `without`: the CSS class that colours it. */
-  cls: 'with' | 'without';
-  y: number;
-  /** Baseline of the row's texts. */
-  ty: number;
-  /** Bar width; the bar starts at {@link ChartView.x0}. */
-  w: number;
-  /** Value text, e.g. `67%`, `4.1 s`. */
-  value: string;
-  /** Confidence-interval whisker, x from/to; null when the chart has none. */
-  ci: { x1: number; x2: number; y: number } | null;
-  /** Accessible description of the row. */
-  title: string;
-}
-
-/** A small horizontal bar chart, rendered as inline SVG by `templates/partials/chart.hbs`. */
-export interface ChartView {
-  id: string;
-  /** Width in SVG user units (= CSS px at 100 %). */
-  width: number;
-  /** Spans the whole chart area (the pass-rate chart). */
-  wide: boolean;
-  title: string;
-  /** One-sentence description for screen readers. */
-  desc: string;
-  height: number;
-  x0: number;
-  /** x where the (right-aligned) row labels end. */
-  xLabel: number;
-  plotW: number;
-  /** x of the value texts. */
-  xValue: number;
-  /** Engine group labels (several engines only). */
-  groups: { label: string; y: number }[];
-  bars: ChartBar[];
-  /** Vertical grid lines with their labels (pass-rate chart: 0, 50, 100 %). */
-  ticks: { x: number; label: string }[];
-  barH: number;
-}
-
-/** Width of a small chart in SVG user units. */
-export const CHART_W = 320;
-/** Width of the wide chart: two small charts side by side with their 12 px gap and the 22 px frame of one. */
-export const CHART_WIDE_W = 2 * CHART_W + 12 + 22;
-const LABEL_W = 104;
-const VALUE_W = 62;
-const ROW_H = 20;
-const BAR_H = 11;
-
-type Row = { engine: string; variant: Variant; stats: VariantStats };
-
-function chart(id: string, title: string, desc: string, rows: Row[], multiEngine: boolean, value: (s: VariantStats) => number | null, fmt: (v: number | null) => string, max: number | null, wide: boolean): ChartView {
-  const ticks = wide;
-  const ci = wide;
-  const width = wide ? CHART_WIDE_W : CHART_W;
-  const x0 = LABEL_W;
-  const plotW = width - LABEL_W - VALUE_W;
-  const top = ticks ? 14 : 4;
-  const scaleMax = max ?? Math.max(1e-9, ...rows.map((r) => value(r.stats) ?? 0));
-  const groups: ChartView['groups'] = [];
-  const bars: ChartBar[] = [];
-  let y = top;
-  let last = '';
-  for (const r of rows) {
-    if (multiEngine && r.engine !== last) {
-      groups.push({ label: r.engine, y: y + 12 });
-      y += ROW_H - 4;
-      last = r.engine;
-    }
-    const v = value(r.stats);
-    const w = v === null ? 0 : Math.max(v > 0 ? 1.5 : 0, (v / scaleMax) * plotW);
-    const label = multiEngine ? r.variant.replace('_skill', '') : r.variant;
-    const val = fmt(v);
-    bars.push({
-      label,
-      cls: r.variant === 'with_skill' ? 'with' : 'without',
-      y: y + (ROW_H - BAR_H) / 2,
-      ty: y + ROW_H / 2 + 4,
-      w: round(w),
-      value: val,
-      ci: ci && v !== null ? { x1: round(x0 + r.stats.wilson.low * plotW), x2: round(x0 + r.stats.wilson.high * plotW), y: round(y + ROW_H / 2) } : null,
-      title: `${r.engine} ${r.variant}: ${val}${ci ? ` (95% CI ${fmtPct(r.stats.wilson.low)}–${fmtPct(r.stats.wilson.high)})` : ''}`,
-    });
-    y += ROW_H;
-  }
-  return {
-    id,
-    width,
-    wide,
-    title,
-    desc,
-    height: y + 4,
-    x0,
-    xLabel: x0 - 6,
-    plotW,
-    xValue: x0 + plotW + 6,
-    groups,
-    bars,
-    ticks: ticks ? [0, 0.25, 0.5, 0.75, 1].map((t) => ({ x: round(x0 + t * plotW), label: `${t * 100}%` })) : [],
-    barH: BAR_H,
-  };
-}
-
-const round = (x: number) => Math.round(x * 10) / 10;
-
 /** One variant's line in an engine's summary. */
 export interface VariantLine {
   variant: Variant;
   cls: 'with' | 'without';
   passRate: string;
+  /** `62%–95%`: the 95 % interval clustered by case, or `—`. */
   ci: string;
-  /** `4/6` (passed / graded trials), with errors and skips when there are any. */
+  /** How the interval was made (cases, trials, effective trials, design effect), for a tooltip. */
+  ciTitle: string;
+  /** The arm's errors (not graded), next to its rate. */
+  errors: number;
+  /** `4/6` (passed / graded trials), with skips when there are any. */
   counts: string;
   duration: string;
   tokens: string;
   cost: string;
   /** Geometry of the inline pass-rate bar (0–100 user units wide): estimate, CI start and CI width. */
   bar: { w: number; lo: number; ciW: number };
+}
+
+/** One engine's with/without comparison, ready to print. */
+export interface UpliftView {
+  delta: string;
+  /** `[−44, +100] pts`, or `—` when there is no interval. */
+  ci: string;
+  /** `up`, `down` or `flat`: how the delta is coloured. */
+  trend: 'up' | 'down' | 'flat';
+  verdict: string;
+  verdictCls: string;
+  /** The stats stage's one-sentence reason for the verdict. */
+  reason: string;
+  compared: number;
+  /** `p = 0.031 (exact paired permutation test over 6 cases; Holm-adjusted …), α = 0.05`. */
+  p: string;
+  /** with_skill and without_skill rates over the compared cases. */
+  rates: string;
+  errors: string;
+  wins: number;
+  ties: number;
+  losses: number;
+  signTestP: string;
+  dropped: { caseId: string; reason: string }[];
+  tokens: string;
+  duration: string;
 }
 
 /** One engine's block in the summary. */
@@ -225,19 +78,20 @@ export interface EngineSummary {
   version: string | null;
   model: string | null;
   lines: VariantLine[];
-  uplift: {
-    delta: string;
-    /** `up`, `down` or `flat`: how the delta is coloured. */
-    trend: 'up' | 'down' | 'flat';
-    verdict: string;
-    verdictCls: string;
-    wins: number;
-    ties: number;
-    losses: number;
-    p: string;
-    tokens: string;
-    duration: string;
-  } | null;
+  uplift: UpliftView | null;
+}
+
+/** One row of the gates panel. */
+export interface GateRow {
+  name: string;
+  engine: string;
+  threshold: string;
+  figure: string;
+  interval: string;
+  state: string;
+  /** `pass`, `fail` or `inconclusive`: the CSS class of the state. */
+  stateCls: string;
+  reason: string;
 }
 
 /** Everything the Handlebars templates render. */
@@ -253,6 +107,9 @@ export interface ReportView {
   interrupted: boolean;
   notRun: number;
   exitCode: number;
+  /** What the exit code means, naming the gates that failed or could not decide. */
+  outcome: { title: string; meaning: string };
+  gates: GateRow[];
   totals: { jobs: string; pass: number; fail: number; error: number; skipped: number; tokens: string; tokensTitle: string; cost: string };
   engines: EngineSummary[];
   /** Distinct models of the engines (`name (provider)`). */
@@ -263,12 +120,58 @@ export interface ReportView {
   statsSource: string;
 }
 
-const VERDICT: Record<Uplift['verdict'], [string, string]> = {
+const VERDICT: Record<UpliftJson['verdict'], [string, string]> = {
   improves: ['skill improves results', 'good'],
   regresses: ['skill makes results worse', 'bad'],
-  no_difference: ['no significant difference', 'neutral'],
-  underpowered: ['too few decisive cases for a verdict', 'neutral'],
+  inconclusive: ['inconclusive', 'neutral'],
 };
+
+const ptsRange = (i: { low: number; high: number }) => `[${fmtPts(i.low).replace(' pts', '')}, ${fmtPts(i.high).replace(' pts', '')}] pts`;
+
+/** One variant's row: mean case pass rate, its case-clustered interval (with how it was made, for a tooltip), errors, counts. */
+function variantLine(variant: Variant, s: Row['stats']): VariantLine {
+  const graded = s.passed + s.failed;
+  const i = s.interval;
+  return {
+    variant,
+    cls: variant === 'with_skill' ? 'with' : 'without',
+    passRate: fmtPct(s.pass_rate),
+    ci: i ? `${fmtPct(i.low)}–${fmtPct(i.high)}` : '—',
+    ciTitle: i
+      ? `${CLUSTERED_CI} (case-clustered Wilson): ${i.cases} case(s), ${i.trials} graded trial(s), ${i.effective_trials.toFixed(1)} effective, design effect ${i.design_effect.toFixed(2)}`
+      : 'no graded trial',
+    errors: s.errors,
+    counts: `${s.passed}/${graded}${s.skipped ? ` · ${s.skipped} skipped` : ''}`,
+    duration: fmtMs(s.mean_duration_ms),
+    tokens: fmtTokens(s.mean_tokens),
+    cost: fmtUsd(s.cost_usd),
+    bar: { w: round((s.pass_rate ?? 0) * 100), lo: round((i?.low ?? 0) * 100), ciW: round(i ? (i.high - i.low) * 100 : 0) },
+  };
+}
+
+/** One engine's uplift in the shared wording (decision-text.ts); `engines` compared in the run, for the Holm note. */
+function upliftView(u: UpliftJson, engines: number): UpliftView {
+  const x = upliftText(u, engines);
+  return {
+    delta: fmtPts(u.pass_rate_delta),
+    ci: u.interval ? ptsRange(u.interval) : '—',
+    trend: u.pass_rate_delta === null || Math.abs(u.pass_rate_delta) < 0.005 ? 'flat' : u.pass_rate_delta > 0 ? 'up' : 'down',
+    verdict: VERDICT[u.verdict][0],
+    verdictCls: VERDICT[u.verdict][1],
+    reason: x.reason,
+    compared: u.compared_cases,
+    p: x.p,
+    rates: x.rates,
+    errors: x.errors,
+    wins: u.wins,
+    ties: u.ties,
+    losses: u.losses,
+    signTestP: fmtP(u.sign_test_p),
+    dropped: x.dropped,
+    tokens: u.tokens_delta === null ? '—' : `${u.tokens_delta > 0 ? '+' : ''}${fmtTokens(u.tokens_delta)}`,
+    duration: u.duration_ms_delta === null ? '—' : `${u.duration_ms_delta > 0 ? '+' : ''}${fmtMs(u.duration_ms_delta)}`,
+  };
+}
 
 /** Builds the view model of a result.json document. */
 export function buildView(doc: ResultDoc, engines: string[], stats: Stats): ReportView {
@@ -286,46 +189,17 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
     const cfg = doc.engines.find((e) => e.name === name);
     const version = cfg ? (cfg.resolved_version ?? cfg.version ?? null) : null;
     const model = !cfg ? null : cfg.model.name ? `${cfg.model.name}${cfg.model.provider ? ` (${cfg.model.provider})` : ''}` : cfg.model.provider;
-    const lines: VariantLine[] = rows
-      .filter((r) => r.engine === name)
-      .map(({ variant, stats: s }) => {
-        const graded = s.passed + s.failed;
-        const extra = [s.errors ? `${s.errors} error${s.errors > 1 ? 's' : ''}` : '', s.skipped ? `${s.skipped} skipped` : ''].filter(Boolean).join(', ');
-        return {
-          variant,
-          cls: variant === 'with_skill' ? 'with' : 'without',
-          passRate: fmtPct(s.passRate),
-          ci: graded ? `${fmtPct(s.wilson.low)}–${fmtPct(s.wilson.high)}` : '—',
-          counts: `${s.passed}/${graded}${extra ? ` · ${extra}` : ''}`,
-          duration: fmtMs(s.meanDurationMs),
-          tokens: fmtTokens(s.meanTokens),
-          cost: fmtUsd(s.costUsd),
-          bar: { w: round((s.passRate ?? 0) * 100), lo: round(s.wilson.low * 100), ciW: round((s.wilson.high - s.wilson.low) * 100) },
-        };
-      });
     const u = stats.uplift.find((x) => x.engine === name);
     return {
       name,
       displayName: cfg?.display_name && cfg.display_name !== name ? cfg.display_name : name,
       version,
       model,
-      lines,
-      uplift: u
-        ? {
-            delta: fmtPts(u.passRateDelta),
-            trend: u.passRateDelta === null || Math.abs(u.passRateDelta) < 0.005 ? 'flat' : u.passRateDelta > 0 ? 'up' : 'down',
-            verdict: VERDICT[u.verdict][0],
-            verdictCls: VERDICT[u.verdict][1],
-            wins: u.wins,
-            ties: u.ties,
-            losses: u.losses,
-            p: fmtP(u.signTestP),
-            tokens: u.tokensDelta === null ? '—' : `${u.tokensDelta > 0 ? '+' : ''}${fmtTokens(u.tokensDelta)}`,
-            duration: u.durationMsDelta === null ? '—' : `${u.durationMsDelta > 0 ? '+' : ''}${fmtMs(u.durationMsDelta)}`,
-          }
-        : null,
+      lines: rows.filter((r) => r.engine === name).map((r) => variantLine(r.variant, r.stats)),
+      uplift: u ? upliftView(u, stats.uplift.length) : null,
     };
   });
+  const outcome = verdictOf(doc.exit_code, doc.not_run, stats.gates);
   const t = doc.totals;
   const tk = t.tokens;
   return {
@@ -340,6 +214,8 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
     interrupted: doc.interrupted,
     notRun: doc.not_run,
     exitCode: doc.exit_code,
+    outcome: { title: outcome.title, meaning: `${outcome.meaning[0]!.toUpperCase()}${outcome.meaning.slice(1)}.` },
+    gates: stats.gates.map((g) => ({ ...gateCells(g), stateCls: g.state })),
     totals: {
       jobs: fmtInt(t.jobs),
       pass: t.pass,
@@ -354,9 +230,9 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
     models: [...new Set(engineSummaries.map((e) => e.model).filter((m): m is string => !!m))],
     charts: rows.length
       ? [
-          chart('c-pass', 'Pass rate · 95% CI', 'Mean per-case pass rate per engine and variant, with the Wilson 95% interval over graded trials.', rows, multi, (s) => s.passRate, fmtPct, 1, true),
-          chart('c-dur', 'Mean duration per job', 'Mean wall time of graded jobs per engine and variant.', rows, multi, (s) => s.meanDurationMs, fmtMs, null, false),
-          chart('c-tok', 'Mean tokens per job', 'Mean tokens (input, output and cache) of graded jobs per engine and variant.', rows, multi, (s) => s.meanTokens, fmtTokens, null, false),
+          chart('c-pass', `Pass rate · ${CLUSTERED_CI}`, `Mean per-case pass rate per engine and variant, with its 95% interval clustered by case (case-clustered Wilson).`, rows, multi, (s) => s.pass_rate, fmtPct, 1, true),
+          chart('c-dur', 'Mean duration per job', 'Mean wall time of graded jobs per engine and variant.', rows, multi, (s) => s.mean_duration_ms, fmtMs, null, false),
+          chart('c-tok', 'Mean tokens per job', 'Mean tokens (input, output and cache) of graded jobs per engine and variant.', rows, multi, (s) => s.mean_tokens, fmtTokens, null, false),
         ]
       : [],
     table: { engines, baseline, colspan: 1 + engines.length * (baseline ? 3 : 1) + 2 },

@@ -1,0 +1,60 @@
+/**
+ * The decision stage (stats → decide → report): from graded trials and the gate settings to
+ * the run's statistics, its gates and its exit code, in one pure call so that `run`,
+ * `report`, `compare` and the benchmarks decide identically on identical input.
+ */
+import { summarise, type RunStats, type TrialResult } from '../stats/summarise.js';
+import { evaluateGates, exitCodeOf, type GateConfig, type GateResult, type OnInconclusive, type PreviousRun } from './gates.js';
+
+/** Everything a decision depends on. Rates and margins are fractions. */
+export interface DecisionConfig {
+  alpha: number;
+  errorsAsFailures: boolean;
+  maxErrorRate: number;
+  minPassRate?: number;
+  minUplift?: number;
+  noRegression?: { previous: PreviousRun; margin: number };
+  onInconclusive?: OnInconclusive;
+}
+
+/** Defaults: α = 0.05, errors are errors (not failures), no error allowed, no statistical gate. */
+export const DEFAULT_DECISION: DecisionConfig = { alpha: 0.05, errorsAsFailures: false, maxErrorRate: 0 };
+
+/** Default margin of the no-regression gate: 10 points. */
+export const DEFAULT_REGRESSION_MARGIN = 0.1;
+
+/** The outcome of {@link decide}. */
+export interface Decision {
+  stats: RunStats;
+  gates: GateResult[];
+  /** 0, 1, 3 or 4 (gates.ts `exitCodeOf`). */
+  exitCode: number;
+  config: DecisionConfig;
+}
+
+/** Summarises the trials and evaluates the gates. Pure and deterministic. */
+export function decide(trials: TrialResult[], config: DecisionConfig = DEFAULT_DECISION): Decision {
+  const stats = summarise(trials, { alpha: config.alpha, errorsAsFailures: config.errorsAsFailures, maxErrorRate: config.maxErrorRate });
+  const gateConfig: GateConfig = {
+    maxErrorRate: config.maxErrorRate,
+    alpha: config.alpha,
+    ...(config.minPassRate !== undefined ? { minPassRate: config.minPassRate } : {}),
+    ...(config.minUplift !== undefined ? { minUplift: config.minUplift } : {}),
+    ...(config.noRegression ? { noRegression: config.noRegression } : {}),
+  };
+  const gates = evaluateGates(stats, gateConfig);
+  return { stats, gates, exitCode: exitCodeOf(gates, config.onInconclusive), config };
+}
+
+/** The settings as written to result.json `decision.config` (the previous run by its path only). */
+export function configJson(c: DecisionConfig) {
+  return {
+    alpha: c.alpha,
+    errors_as_failures: c.errorsAsFailures,
+    max_error_rate: c.maxErrorRate,
+    min_pass_rate: c.minPassRate ?? null,
+    min_uplift: c.minUplift ?? null,
+    no_regression: c.noRegression ? { baseline: c.noRegression.previous.source, margin: c.noRegression.margin } : null,
+    on_inconclusive: c.onInconclusive ?? null,
+  };
+}
