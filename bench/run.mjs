@@ -6,6 +6,8 @@
 //         harness overhead per job (job wall time minus engine time, median and p95)
 //         and the peak RSS of the skill-up process.
 //   reports: every report format of 10,000 synthetic job results: time per format, file sizes.
+//   stats: gates and verdicts by simulation through the CLI with a random agent (bench/stats.mjs):
+//         exit-code shares, verdict counts and PASS-vs-FAIL flips per scenario (BENCH_STATS_RUNS).
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -266,3 +268,4 @@ await benchCore();
 if (!process.env.BENCH_SKIP_CLAUDE) await benchClaude();
 if (!process.env.BENCH_SKIP_ENGINES) await benchEngines();
 if (!process.env.BENCH_SKIP_REPORTS) await benchReports();
+if (!process.env.BENCH_SKIP_STATS) await (await import('./stats.mjs')).benchStats(main);

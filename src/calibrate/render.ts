@@ -24,7 +24,7 @@ export function findings(e: EngineCalibration): string[] {
   const f = e.falseDifferences;
   const out: string[] = [];
   const v = e.meanTrialVariance;
-  out.push(`Flakiness: ${e.flakyCases} of ${e.gradedCases} graded case(s) flaky; mean per-trial variance p(1−p) = ${v === null ? 'n/a' : v.toFixed(3)} (0 = deterministic, 0.25 = coin flip)`);
+  out.push(`Flakiness: ${e.flakyCases} of ${e.gradedCases} graded case(s) flaky; mean per-trial variance p(1−p) of one arm = ${v === null ? "n/a" : v.toFixed(3)} (0 = deterministic, 0.25 = coin flip)`);
   if (f.rate === null || !f.interval) {
     out.push('False differences: not measured (no case has 2 graded trials to split)');
   } else {

@@ -10,8 +10,20 @@ export class UsageError extends Error {}
 
 /** Parses `argv` against `options`; unknown flags and missing values become UsageError. */
 export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: T) {
+  // `--min-uplift -10`: node's parser takes a value starting with `-` for an option; a negative
+  // number after a string option is meant as its value, so join the two as `--flag=-10`.
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const name = /^--([^=]+)$/.exec(a)?.[1];
+    const next = argv[i + 1];
+    if (name && (options as Record<string, { type: string }>)[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      args.push(`${a}=${next}`);
+      i++;
+    } else args.push(a);
+  }
   try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (e) {
     const message = (e as Error).message;
     const unknown = /^Unknown option '(--?[^']+)'/.exec(message)?.[1];

@@ -11,6 +11,7 @@ import { calibrate, calibrationJson, DEFAULT_SPLITS, hasGradedTrials, renderCali
 import { loadSuite } from '../config/load.js';
 import { selectCases } from '../plan/plan.js';
 import { loadResultDoc } from '../report/load.js';
+import { trialOfJob } from '../report/result-json.js';
 import type { TrialResult } from '../stats/summarise.js';
 import { intFlag, numberFlag, parse, UsageError } from './args.js';
 import { VERSION } from './version.js';
@@ -111,16 +112,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
 
   const { doc, file } = await loadResultDoc(run.resultFile);
   const names = new Map(doc.engines.map((e) => [e.name, e.display_name]));
-  const trials: TrialResult[] = doc.jobs.map((j) => ({
-    caseId: j.case_id,
-    engine: names.get(j.engine) ?? j.engine,
-    variant: j.variant,
-    trial: j.trial,
-    status: j.status,
-    durationMs: j.duration_ms,
-    tokens: j.tokens.total,
-    ...(j.cost_usd !== undefined ? { costUsd: j.cost_usd } : {}),
-  }));
+  const trials: TrialResult[] = doc.jobs.map((j) => trialOfJob(j, names.get(j.engine) ?? j.engine));
   const baselineJobs = trials.filter((t) => t.variant === 'without_skill').length;
   if (baselineJobs) process.stderr.write(`note: ${baselineJobs} without_skill job(s) ran (benchmark.enabled in eval.yaml); calibrate uses with_skill only\n`);
   const cal = calibrate(trials, { half: k, splits, alpha, errorsAsFailures: Boolean(values['errors-as-failures']) });
@@ -141,6 +133,12 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
     const errors = trials.filter((t) => t.variant === 'with_skill' && t.status === 'error').length;
     const skipped = trials.filter((t) => t.variant === 'with_skill' && t.status === 'skipped').length;
     process.stderr.write(`skill-up calibrate: no case has a graded with_skill trial (${errors} error(s), ${skipped} skipped): the calibration is empty\n`);
+    return 3;
+  }
+  const errors = trials.filter((t) => t.variant === 'with_skill' && t.status === 'error').length;
+  if (errors && !values['errors-as-failures']) {
+    // Errored trials are missing from the halves: the flakiness measured is of what was graded only.
+    process.stderr.write(`skill-up calibrate: ${errors} with_skill trial(s) errored; the calibration covers the graded trials only and is not to be trusted (exit 3; --errors-as-failures counts them as failures)\n`);
     return 3;
   }
   return 0;

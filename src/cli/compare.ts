@@ -3,6 +3,7 @@
  * arguments, loads the result documents, runs the comparison stage (src/compare/) and prints
  * or writes its renderings. The exit code is the comparison's (gate rules: 0, 1, 3, 4).
  */
+import { statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { listFlag, numberFlag, parse, UsageError } from './args.js';
@@ -85,6 +86,34 @@ async function put(flag: string, file: string, text: string): Promise<string> {
   return target;
 }
 
+/**
+ * Refuses an empty output path, one path for two outputs, and an output that would overwrite
+ * an input run (a result.json given, or the one inside a given iteration folder).
+ * @throws UsageError
+ */
+function checkOutputs(values: Record<string, unknown>, inputs: string[]): void {
+  const taken = new Map<string, string>();
+  for (const p of inputs) {
+    const abs = path.resolve(p);
+    let isDir = false;
+    try {
+      isDir = statSync(abs).isDirectory();
+    } catch {
+      // Loading has already said what is wrong with a missing input.
+    }
+    taken.set(isDir ? path.join(abs, 'result.json') : abs, `the input run ${p}`);
+  }
+  for (const flag of ['markdown', 'html', 'json']) {
+    const v = values[flag];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${flag} needs a file name, got an empty value`);
+    const abs = path.resolve(v);
+    const other = taken.get(abs);
+    if (other) throw new UsageError(`--${flag} ${v} would overwrite ${other}: write it elsewhere`);
+    taken.set(abs, `--${flag}`);
+  }
+}
+
 /** Runs the command; returns the exit code. */
 export async function compareCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, OPTIONS);
@@ -131,6 +160,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
     ...(on ? { onInconclusive: on as 'pass' | 'fail' } : {}),
   });
 
+  checkOutputs(values as Record<string, unknown>, positionals);
   const written: string[] = [];
   if (values.markdown) written.push(await put('markdown', values.markdown, c.comparisonMarkdown(comparison)));
   if (values.html) written.push(await put('html', values.html, c.comparisonHtml(comparison)));

@@ -38,11 +38,11 @@ Examples:
 // engine processes faster (fork time grows with the parent's memory).
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   run: async (argv) => (await import('./run.js')).runCommand(argv),
-  calibrate: async (argv) => (await import('./calibrate.js')).calibrateCommand(argv),
   validate: async (argv) => (await import('./validate.js')).validateCommand(argv),
   'list-cases': async (argv) => (await import('./validate.js')).listCasesCommand(argv),
   report: async (argv) => (await import('./report.js')).reportCommand(argv),
   compare: async (argv) => (await import('./compare.js')).compareCommand(argv),
+  calibrate: async (argv) => (await import('./calibrate.js')).calibrateCommand(argv),
   import: async (argv) => (await import('./import.js')).importCommand(argv),
   engines: async (argv) => (await import('../engine/engines-command.js')).runEnginesCommand(argv),
   'model-server': async (argv) => (await import('../model/index.js')).runModelServerCommand(argv),

@@ -160,6 +160,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const scripts = await loadScripts(suite);
   const skillName = (await lintSkill(suite.skillDir)).name ?? basename(suite.skillDir);
   const outputRoot = values['output-dir'] ? resolve(values['output-dir']) : defaultOutputRoot(suite.skillDir, skillName);
+  checkPrevious(decision, jobs, skillName, outputRoot, iterations);
   if (values['dry-run']) {
     printPlan(suite, jobs, parallelism);
     await printPlanPower(jobs, baseline, outputRoot, decision.alpha);
@@ -327,22 +328,28 @@ async function decisionConfigOf(values: Record<string, unknown>, suite: Suite, b
   if (on !== undefined && on !== 'pass' && on !== 'fail') throw new UsageError(`--on-inconclusive must be \`pass\` or \`fail\`, got \`${on}\``);
   const onInconclusive = (on as 'pass' | 'fail' | undefined) ?? g.onInconclusive;
   const errorsAsFailures = Boolean(v['errors-as-failures']) || Boolean(g.errorsAsFailures);
-  if (upliftPoints !== undefined && !baseline) throw new UsageError('--min-uplift needs the without_skill arm: add --baseline (or benchmark.enabled: true in eval.yaml)');
+  if (upliftPoints !== undefined && !baseline) {
+    // Name where the gate came from: the flag, or eval.yaml's `gates.min_uplift`.
+    const from = str('min-uplift') !== undefined ? '--min-uplift' : `gates.min_uplift of ${relative(process.cwd(), suite.evalFile) || suite.evalFile}`;
+    throw new UsageError(`${from} needs the without_skill arm: add --baseline (or benchmark.enabled: true in eval.yaml)`);
+  }
+  if (str('no-regression') !== undefined && str('no-regression')!.trim() === '') throw new UsageError('--no-regression needs a previous result.json or its iteration folder, got an empty value');
   const previousPath = str('no-regression') ? resolve(str('no-regression')!) : g.noRegression?.baseline;
+  const previousFrom = str('no-regression') ? '--no-regression' : `gates.no_regression.baseline of ${relative(process.cwd(), suite.evalFile) || suite.evalFile}`;
   if (str('margin') !== undefined && !previousPath) throw new UsageError('--margin is the tolerance of --no-regression: give --no-regression <previous result.json> too');
-  const out: DecisionConfig = { alpha, errorsAsFailures, maxErrorRate };
+  const out: DecisionConfig = { alpha, errorsAsFailures, maxErrorRate, engineNames: Object.fromEntries(suite.engines.map((e) => [e.name, e.displayName])) };
   if (minPassRate !== undefined) out.minPassRate = minPassRate;
   if (upliftPoints !== undefined) out.minUplift = upliftPoints / 100;
   if (onInconclusive) out.onInconclusive = onInconclusive;
   if (previousPath) {
-    const previous = await loadPreviousRun(previousPath, errorsAsFailures);
+    const previous = await loadPreviousRun(previousPath, errorsAsFailures, previousFrom);
     out.noRegression = { previous, margin: marginPoints !== undefined ? marginPoints / 100 : DEFAULT_REGRESSION_MARGIN };
   }
   return out;
 }
 
 /** A previous run's with_skill counts per (engine, case), from its jobs. @throws UsageError */
-async function loadPreviousRun(file: string, errorsAsFailures: boolean): Promise<PreviousRun> {
+async function loadPreviousRun(file: string, errorsAsFailures: boolean, from: string): Promise<PreviousRun & { file: string; skillName: string }> {
   const { loadResultDoc, ResultFileError } = await import('../report/load.js');
   try {
     const { doc, file: resolved } = await loadResultDoc(file);
@@ -357,10 +364,32 @@ async function loadPreviousRun(file: string, errorsAsFailures: boolean): Promise
       else c.failed++;
       counts.set(k, c);
     }
-    return { source: relative(process.cwd(), resolved) || resolved, iteration: doc.iteration, cases: [...counts.values()] };
+    return { source: relative(process.cwd(), resolved) || resolved, file: resolved, skillName: doc.skill.name, iteration: doc.iteration, cases: [...counts.values()] };
   } catch (e) {
-    if (e instanceof ResultFileError) throw new UsageError(`--no-regression: ${e.message}`);
+    if (e instanceof ResultFileError) throw new UsageError(`${from}: ${e.message}`);
     throw e;
+  }
+}
+
+/**
+ * Refuses, before anything runs, a --no-regression run that cannot be compared (no case of
+ * this plan in it) or that `--iteration N` would empty; notes a run of another skill.
+ * @throws UsageError
+ */
+function checkPrevious(decision: DecisionConfig, jobs: Job[], skillName: string, outputRoot: string, iterations: number): void {
+  const prev = decision.noRegression?.previous as (PreviousRun & { file?: string; skillName?: string }) | undefined;
+  if (!prev) return;
+  const planned = new Set(jobs.filter((j) => j.variant === 'with_skill').map((j) => JSON.stringify([j.engine, j.case.id])));
+  if (!prev.cases.some((c) => planned.has(JSON.stringify([c.engine, c.caseId])))) {
+    const engines = [...new Set(prev.cases.map((c) => c.engine))].join(', ') || 'none';
+    throw new UsageError(`--no-regression ${prev.source}: no graded with_skill case of that run is in this plan (same case id and engine; its engines: ${engines}): there is nothing to compare`);
+  }
+  if (prev.skillName && prev.skillName !== skillName) process.stderr.write(`note: --no-regression ${prev.source} is a run of skill \`${prev.skillName}\`, this is \`${skillName}\`; cases are paired by id\n`);
+  for (let n = 1; n <= iterations; n++) {
+    const dir = resolve(outputRoot, `iteration-${n}`);
+    if (prev.file && (prev.file === dir || prev.file.startsWith(`${dir}/`))) {
+      throw new UsageError(`--iteration ${iterations} would empty ${relative(process.cwd(), dir) || dir}, which holds the --no-regression run: copy it elsewhere or use another --output-dir`);
+    }
   }
 }
 
@@ -506,7 +535,8 @@ function printSummary(d: Decision, ran: number, planned: number, names: Map<stri
   if (ran < planned) out.write(`${planned - ran} job(s) not run (interrupted)\n`);
   out.write('gates:\n');
   for (const g of d.gates) out.write(`  ${STATE[g.state].padEnd(12)} ${g.name}${g.engine ? ` (${name(g.engine)})` : ''}: ${g.reason}\n`);
-  out.write(`exit code ${exitCode}: ${exitMeaning(exitCode)}\n`);
+  const mapped = d.gates.some((g) => g.state === 'inconclusive') && d.config.onInconclusive && !d.gates.some((g) => g.state === 'fail') && exitCode === d.exitCode;
+  out.write(`exit code ${exitCode}: ${mapped ? `a gate is inconclusive, counted as ${d.config.onInconclusive === 'pass' ? 'passed' : 'failed'} (--on-inconclusive ${d.config.onInconclusive})` : exitMeaning(exitCode)}\n`);
 }
 
 /** What an exit code of `skill-up run` means (README "Exit codes"). */

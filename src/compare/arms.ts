@@ -12,7 +12,7 @@
  * Every trial of an arm is relabelled `with_skill` (the variant the gate reads) and its engine
  * is set to the comparison group (the engine name, or `a → b` in `engines` mode).
  */
-import type { JobJson, ResultDoc } from '../report/result-json.js';
+import { trialOfJob, type JobJson, type ResultDoc } from '../report/result-json.js';
 import type { TrialResult, Variant } from '../stats/summarise.js';
 
 /** A result document and how to name it in messages (a path as the user gave it, relative to the cwd). */
@@ -56,23 +56,6 @@ export interface ArmPair {
 
 /** The input cannot be compared this way (an engine not in the run, no baseline arm, …). The message is for the user as is. */
 export class CompareInputError extends Error {}
-
-/**
- * A job of result.json as the stats stage's trial record (durations ms, tokens = the job's
- * total over input, output and cache, cost USD when reported).
- */
-export function trialOfJob(j: JobJson, engine = j.engine, variant: Variant = j.variant as Variant): TrialResult {
-  return {
-    caseId: j.case_id,
-    engine,
-    variant,
-    trial: j.trial,
-    status: j.status as TrialResult['status'],
-    durationMs: j.duration_ms,
-    tokens: j.tokens.total,
-    ...(j.cost_usd !== undefined ? { costUsd: j.cost_usd } : {}),
-  };
-}
 
 const enginesOf = (jobs: JobJson[]) => [...new Set(jobs.map((j) => j.engine))];
 

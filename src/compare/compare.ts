@@ -230,6 +230,9 @@ export function compareArms(pair: ArmPair, options: CompareOptions): Comparison 
       reason: `${g.newEngine} has no with_skill trial in ${pair.new.source}, so nothing can be compared with ${pair.old.source}`,
     });
   }
+  if (pair.groups.length === 0) {
+    gates.push({ name: 'no_regression', engine: null, threshold: -margin, figure: null, interval: null, state: 'inconclusive', reason: `no with_skill case in ${pair.old.source} or ${pair.new.source}: nothing to compare` });
+  }
   const order = new Map(pair.groups.map((g, i) => [g.name, i]));
   gates.sort((a, b) => (a.engine === null ? -1 : b.engine === null ? 1 : order.get(a.engine)! - order.get(b.engine)!));
 

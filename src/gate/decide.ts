@@ -15,6 +15,8 @@ export interface DecisionConfig {
   minUplift?: number;
   noRegression?: { previous: PreviousRun; margin: number };
   onInconclusive?: OnInconclusive;
+  /** Engine id → display name, for the wording of reasons only. */
+  engineNames?: Record<string, string>;
 }
 
 /** Defaults: α = 0.05, errors are errors (not failures), no error allowed, no statistical gate. */
@@ -38,6 +40,7 @@ export function decide(trials: TrialResult[], config: DecisionConfig = DEFAULT_D
   const gateConfig: GateConfig = {
     maxErrorRate: config.maxErrorRate,
     alpha: config.alpha,
+    ...(config.engineNames ? { engineNames: config.engineNames } : {}),
     ...(config.minPassRate !== undefined ? { minPassRate: config.minPassRate } : {}),
     ...(config.minUplift !== undefined ? { minUplift: config.minUplift } : {}),
     ...(config.noRegression ? { noRegression: config.noRegression } : {}),

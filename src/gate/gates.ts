@@ -6,7 +6,7 @@
 import { moverDifference, wilsonInterval } from '../stats/intervals.js';
 import { formatP } from '../stats/summarise.js';
 import type { Interval, RunStats } from '../stats/summarise.js';
-import { stratifiedWorseTest } from '../stats/tests.js';
+import { minimumDecisiveCases, stratifiedWorseTest } from '../stats/tests.js';
 
 export type GateState = 'pass' | 'fail' | 'inconclusive';
 
@@ -40,6 +40,8 @@ export interface GateConfig {
   maxErrorRate: number;
   /** One-sided level of the no-regression test. Default 0.05. */
   alpha: number;
+  /** Engine id → the name the suite gives it (a custom engine's `engine.name`), for reasons. */
+  engineNames?: Record<string, string>;
 }
 
 /** One gate's outcome, as printed and written to result.json `gates`. */
@@ -87,7 +89,7 @@ export function hasStatisticalGate(c: GateConfig): boolean {
  * min_uplift, no_regression (or all_trials_passed when none of those is configured).
  */
 export function evaluateGates(stats: RunStats, config: GateConfig): GateResult[] {
-  const out: GateResult[] = [errorGate(stats, config.maxErrorRate)];
+  const out: GateResult[] = [errorGate(stats, config.maxErrorRate, config.engineNames ?? {})];
   const engines = [...new Set(stats.variants.map((v) => v.engine))];
   if (!hasStatisticalGate(config)) out.push(allTrialsGate(stats));
   for (const engine of engines) {
@@ -98,20 +100,24 @@ export function evaluateGates(stats: RunStats, config: GateConfig): GateResult[]
   return out;
 }
 
-function errorGate(stats: RunStats, max: number): GateResult {
+/**
+ * max_error_rate, per arm (engine × variant) as the verdict counts it: FAIL when any arm's
+ * errors / non-skipped trials exceed `max`. With `errorsAsFailures` errors are failures and
+ * this gate passes, saying how many were counted so.
+ */
+function errorGate(stats: RunStats, max: number, names: Record<string, string>): GateResult {
   const errors = stats.variants.reduce((a, v) => a + v.errors, 0);
   const trials = stats.variants.reduce((a, v) => a + v.trials - v.skipped, 0);
-  const rate = trials ? errors / trials : 0;
+  const arms = stats.variants.map((v) => ({ v, rate: v.trials - v.skipped > 0 ? v.errors / (v.trials - v.skipped) : 0 }));
+  const worst = arms.reduce<(typeof arms)[number] | null>((w, a) => (!w || a.rate > w.rate ? a : w), null);
+  const rate = worst?.rate ?? 0;
+  const base = { name: 'max_error_rate' as const, engine: null, threshold: max, figure: rate, interval: null };
+  if (stats.options.errorsAsFailures) {
+    return { ...base, state: 'pass', reason: `${errors} of ${trials} trial(s) errored, counted as failures (--errors-as-failures)` };
+  }
   const ok = rate <= max + 1e-12;
-  return {
-    name: 'max_error_rate',
-    engine: null,
-    threshold: max,
-    figure: rate,
-    interval: null,
-    state: ok ? 'pass' : 'fail',
-    reason: `${errors} of ${trials} trial(s) errored (${pct(rate)}), ${ok ? 'within' : 'above'} the allowed ${pct(max)}${stats.options.errorsAsFailures ? ' (errors counted as failures)' : ''}`,
-  };
+  const where = worst && worst.v.errors > 0 ? `; worst arm ${names[worst.v.engine] ?? worst.v.engine} ${worst.v.variant}: ${worst.v.errors} of ${worst.v.trials - worst.v.skipped} (${pct(rate)})` : '';
+  return { ...base, state: ok ? 'pass' : 'fail', reason: `${errors} of ${trials} trial(s) errored${where}, ${ok ? 'within' : 'above'} the allowed ${pct(max)} per arm` };
 }
 
 function allTrialsGate(stats: RunStats): GateResult {
@@ -152,6 +158,10 @@ function upliftGate(stats: RunStats, engine: string, threshold: number): GateRes
   const base = { name: 'min_uplift' as const, engine, threshold };
   if (!u) return { ...base, figure: null, interval: null, state: 'inconclusive', reason: 'the without_skill arm did not run (use --baseline), so there is no uplift to gate' };
   if (!u.interval || u.passRateDelta === null) return { ...base, figure: null, interval: null, state: 'inconclusive', reason: u.reason };
+  const need = minimumDecisiveCases(u.alpha);
+  if (u.comparedCases < need) {
+    return { ...base, figure: u.passRateDelta, interval: u.interval, state: 'inconclusive', reason: `only ${u.comparedCases} case(s) compared; at α = ${u.alpha} at least ${need} are needed for any uplift to be established` };
+  }
   const state = intervalState(u.interval, threshold);
   return {
     ...base,

@@ -33,7 +33,7 @@ export function noiseAssumption(noise: NoiseModel): string {
     );
   }
   return (
-    `Assumes the flakiness observed: per-trial variance ${num(noise.trialVariance)} (both arms, mean over cases; a coin flip is 0.5) ` +
+    `Assumes the flakiness observed: per-trial variance ${num(noise.trialVariance)} (p(1−p) of one trial, summed over the two arms, mean over cases; a coin flip in both arms is 0.5) ` +
     `and per-case differences spreading with SD ${sd} points beyond trial noise.`
   );
 }

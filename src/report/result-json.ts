@@ -6,7 +6,7 @@
 import type { EngineConfig } from '../config/types.js';
 import type { TokenUsage } from '../engine/types.js';
 import type { JobResult, TurnResult } from '../run/types.js';
-import type { RunStats, TrialResult } from '../stats/index.js';
+import type { RunStats, TrialResult, Variant } from '../stats/index.js';
 import { configJson, decide, type Decision, type GateResult } from '../gate/index.js';
 
 /** The version of the result.json format written by this code (2: clustered intervals, three-state verdict, gates). */
@@ -119,6 +119,23 @@ export function trialsOf(results: JobResult[]): TrialResult[] {
     tokens: r.usage.input + r.usage.output + r.usage.cacheRead + r.usage.cacheWrite,
     costUsd: r.costUsd,
   }));
+}
+
+/**
+ * A job of result.json as the stats stage's trial record (durations ms, tokens = the job's
+ * total over input, output and cache, cost USD when reported).
+ */
+export function trialOfJob(j: JobJson, engine = j.engine, variant: Variant = j.variant as Variant): TrialResult {
+  return {
+    caseId: j.case_id,
+    engine,
+    variant,
+    trial: j.trial,
+    status: j.status as TrialResult['status'],
+    durationMs: j.duration_ms,
+    tokens: j.tokens.total,
+    ...(j.cost_usd !== undefined ? { costUsd: j.cost_usd } : {}),
+  };
 }
 
 /**

@@ -52,7 +52,9 @@ export interface ClusteredInterval extends Interval {
  * makes trials more informative than independent ones). The design effect DEFF = p̄(1−p̄)/(N·V)
  * turns N trials into N/DEFF effective ones, and the Wilson score interval is taken at that
  * size, with the normal quantile replaced by Student's t with n − 1 degrees of freedom when the
- * between-case spread dominates (few clusters), N − 1 otherwise.
+ * between-case spread dominates (few clusters), N − 1 otherwise. When every case is at 0 % or
+ * at 100 %, the spread cannot show how correlated trials are; the worst case (ICC = 1) is
+ * taken and the interval is Wilson's over the n cases.
  *
  * Sources: L. Kish, Survey Sampling (1965), §5.4 (design effect); the design-effect-adjusted
  * Wilson interval of S. Korn & B. Graubard, "Confidence intervals for proportions with small
@@ -71,13 +73,18 @@ export function clusteredInterval(cases: CaseCounts[], level = 0.95): ClusteredI
   const p = rates.reduce((a, b) => a + b, 0) / n;
   const floor = (p * (1 - p)) / N;
   const between = n >= 2 ? rates.reduce((a, r) => a + (r - p) ** 2, 0) / (n - 1) / n : 0;
+  const m = N / n;
+  const q = 1 - (1 - level) / 2;
+  if (p <= 0 || p >= 1) {
+    // Every case at 0 % (or 100 %): the data says nothing about how correlated a case's trials
+    // are, so take the worst case (ICC = 1): the cases, not the trials, are the draws.
+    return { ...wilsonInterval(p, n, normalQuantile(q)), method: 'case-clustered Wilson', level, cases: n, trials: N, effectiveTrials: n, designEffect: m, icc: null };
+  }
   const v = Math.max(floor, between);
-  const deff = v > 0 && floor > 0 ? v / floor : 1;
+  const deff = v / floor;
   const nEff = N / deff;
   const df = between > floor ? n - 1 : N - 1;
-  const q = 1 - (1 - level) / 2;
   const z = df >= 1 ? tQuantile(q, df) : normalQuantile(q);
-  const m = N / n;
   return {
     ...wilsonInterval(p, nEff, z),
     method: 'case-clustered Wilson',

@@ -53,7 +53,9 @@ export interface CaseStats {
   /** Every trial recorded, whatever its status. */
   trials: number;
   passed: number;
+  /** Failed trials; with `errorsAsFailures` the errored ones too. */
   failed: number;
+  /** Errored trials (counted in `failed` as well with `errorsAsFailures`). */
   errors: number;
   skipped: number;
   /** passed / (passed + failed); null when no trial was graded. */
@@ -216,13 +218,14 @@ function validate(r: TrialResult, i: number): void {
 }
 
 /** Reduces the trials of one (engine, case, variant). */
-export function caseStats(engine: string, caseId: string, variant: Variant, rs: TrialResult[]): CaseStats {
+export function caseStats(engine: string, caseId: string, variant: Variant, rs: TrialResult[], errorsAsFailures = false): CaseStats {
   const passed = rs.filter((r) => r.status === 'pass').length;
-  const failed = rs.filter((r) => r.status === 'fail').length;
   const errors = rs.filter((r) => r.status === 'error').length;
+  // The worst-case view counts errors as failures, and still reports how many there were.
+  const failed = rs.filter((r) => r.status === 'fail').length + (errorsAsFailures ? errors : 0);
   const skipped = rs.filter((r) => r.status === 'skipped').length;
   const n = passed + failed;
-  const graded = rs.filter((r) => r.status === 'pass' || r.status === 'fail');
+  const graded = rs.filter((r) => r.status === 'pass' || r.status === 'fail' || (errorsAsFailures && r.status === 'error'));
   const atK: Record<number, number> = {};
   const hatK: Record<number, number> = {};
   if (n > 0) {
@@ -362,7 +365,7 @@ function decide(u: Uplift, opts: Required<SummariseOptions>, engines: number): v
   const detect = u.detectableUplift === null ? '' : `; with ${size} only an uplift of ≥ ${pts(u.detectableUplift)} points is detectable (80% power)`;
   const pText = `p = ${formatP(u.pAdjusted)}${engines > 1 ? ` (Holm-adjusted over ${engines} engines; unadjusted ${formatP(u.p)})` : ''}`;
   const over = [['with_skill', u.errors.with], ['without_skill', u.errors.without]] as const;
-  const tooMany = over.filter(([, e]) => rateOf(e) > opts.maxErrorRate + EPS);
+  const tooMany = opts.errorsAsFailures ? [] : over.filter(([, e]) => rateOf(e) > opts.maxErrorRate + EPS);
   u.verdict = 'inconclusive';
   if (u.comparedCases === 0) {
     u.reason = 'no case has graded trials in both variants';
@@ -402,7 +405,6 @@ export function summarise(results: TrialResult[], options: SummariseOptions = {}
   if (!(opts.alpha > 0 && opts.alpha < 1)) throw new RangeError(`summarise: alpha must be in (0, 1), got ${opts.alpha}`);
   if (!(opts.maxErrorRate >= 0 && opts.maxErrorRate <= 1)) throw new RangeError(`summarise: maxErrorRate must be in [0, 1], got ${opts.maxErrorRate}`);
   results.forEach(validate);
-  if (opts.errorsAsFailures) results = results.map((r) => (r.status === 'error' ? { ...r, status: 'fail' } : r));
 
   const engines: string[] = [];
   const caseOrder = new Map<string, string[]>(); // engine → case ids in first-appearance order
@@ -435,7 +437,7 @@ export function summarise(results: TrialResult[], options: SummariseOptions = {}
       for (const caseId of caseOrder.get(engine)!) {
         const rs = groups.get(key(engine, caseId, variant));
         if (!rs) continue;
-        stats.push(caseStats(engine, caseId, variant, rs));
+        stats.push(caseStats(engine, caseId, variant, rs, opts.errorsAsFailures));
         trials.push(...rs);
       }
       if (stats.length === 0) continue;

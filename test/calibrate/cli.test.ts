@@ -101,3 +101,15 @@ describe('skill-up calibrate (end to end, in process)', () => {
     expect(stdout).toMatch(/calibrate \[path\] +A\/A calibration/);
   });
 });
+
+describe('skill-up calibrate on a suite that errors in some trials', () => {
+  it('exits 3 and says the calibration is not to be trusted (it covers only the graded trials)', async () => {
+    const { writeRandomSuite, uniformCases } = await import('../fixtures/random-agent/suite.mjs');
+    const root = mkdtempSync(join(tmpdir(), 'su-cal-err-'));
+    const skill = writeRandomSuite(root, { cases: uniformCases(4, 'pass_with=100 error_with=50 error_mode=exit'), trials: 2 });
+    const code = await main(['calibrate', skill, '--splits', '20', '--output-dir', join(root, 'out')]);
+    expect(code).toBe(3);
+    expect(stderr).toMatch(/with_skill trial\(s\) errored; the calibration covers the graded trials only/);
+    expect(existsSync(join(root, 'out/iteration-1/calibration.json'))).toBe(true);
+  });
+});

@@ -26,8 +26,8 @@ describe('skill-up run writes summary.md and the skill-creator files; skill-up r
     const md = read(join(iteration, 'summary.md'));
     expect(md).toMatch(/^## ✅ skill-up: greeting-files passed\n\nEvery gate passed \(exit code 0\)\.\n/);
     expect(md).toContain('| `all_trials_passed` | — | every trial passes | 100% | — | ✅ PASS |');
-    expect(md).toContain('| greeter-agent (custom) | with_skill | 100% \\[28%–100%\\] | 0 | 2/2 | 4/4 | 4 | 0 |');
-    expect(md).toContain('**Uplift (greeter-agent (custom))**: +100 points \\[-1, +100\\] (95% CI, clustered by case) over 2 compared cases · verdict: **inconclusive**');
+    expect(md).toContain('| greeter-agent (custom) | with_skill | 100% \\[34%–100%\\] | 0 | 2/2 | 4/4 | 4 | 0 |');
+    expect(md).toContain('**Uplift (greeter-agent (custom))**: +100 points \\[+7, +100\\] (95% CI, clustered by case) over 2 compared cases · verdict: **inconclusive**');
     const b = JSON.parse(read(join(iteration, 'benchmark.json')));
     expect(b.metadata.evals_run).toEqual([1, 2]);
     expect(b.runs).toHaveLength(8);
@@ -47,13 +47,13 @@ describe('skill-up run writes summary.md and the skill-creator files; skill-up r
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n').slice(0, 10)).toEqual([
       '✅ greeting-files, iteration 1: every gate passed (exit code 0)',
-      'custom with_skill: pass rate 100% [28%–100%] (95% CI, clustered by case, 2 case(s)), 0 errors; 4/4 graded trial(s) passed',
-      'custom without_skill: pass rate 0% [0%–72%] (95% CI, clustered by case, 2 case(s)), 0 errors; 0/4 graded trial(s) passed',
-      'custom uplift: +100 points [-1, +100] (95% CI, clustered by case) over 2 compared cases',
+      'custom with_skill: pass rate 100% [34%–100%] (95% CI, clustered by case, 2 case(s)), 0 errors; 4/4 graded trial(s) passed',
+      'custom without_skill: pass rate 0% [0%–66%] (95% CI, clustered by case, 2 case(s)), 0 errors; 0/4 graded trial(s) passed',
+      'custom uplift: +100 points [+7, +100] (95% CI, clustered by case) over 2 compared cases',
       '  verdict: inconclusive: only 2 case(s) differ between the variants; at α = 0.05 at least 6 must differ for any result to be significant (smallest reachable p = 0.5)',
       '  p = 0.5 (exact paired permutation test over 2 cases), α = 0.05; 2 better, 0 same, 0 worse (secondary: sign test p = 0.5)',
-      '  with_skill 100% [28%–100%] vs without_skill 0% [0%–72%] over the compared cases; errors: with_skill 0 errors in 4 trials, without_skill 0 errors in 4 trials',
-      'gate max_error_rate: PASS: 0 of 8 trial(s) errored (0%), within the allowed 0%',
+      '  with_skill 100% [34%–100%] vs without_skill 0% [0%–66%] over the compared cases; errors: with_skill 0 errors in 4 trials, without_skill 0 errors in 4 trials',
+      'gate max_error_rate: PASS: 0 of 8 trial(s) errored, within the allowed 0% per arm',
       'gate all_trials_passed: PASS: 4 of 4 graded with_skill trial(s) passed (the default gate: every with_skill trial must pass; set a gate such as --min-pass-rate to decide on intervals)',
       `wrote ${join(iteration, 'report.xml')}`,
     ]);

@@ -77,7 +77,7 @@ describe('skill-up compare', () => {
     expect(out).toContain('  new case     added: — → 3/3 (100%)\n');
     expect(out).toContain('  new case     flaky: — → 1/1 (100%), 2 error(s)\n');
     expect(out).toContain('  removed case gone: 3/3 (100%) → —\n');
-    expect(out).toContain('✗ max_error_rate: FAIL: 2 of 9 trial(s) errored (22%), above the allowed 0%');
+    expect(out).toContain('✗ max_error_rate: FAIL: 2 of 9 trial(s) errored; worst arm custom with_skill: 2 of 9 (22%), above the allowed 0% per arm');
     expect(await main(['compare', a, b, '--max-error-rate', '25%'])).not.toBe(3);
   });
 
@@ -146,5 +146,24 @@ describe('skill-up compare', () => {
     out = '';
     await main(['--help']);
     expect(out).toContain('  compare <old> <new>');
+  });
+});
+
+describe('skill-up compare: outputs never overwrite inputs; empty runs decide nothing', () => {
+  it('refuses an output path that is an input run, or one path for two outputs', async () => {
+    const a = writeRun(jobs(uniform(3, 'PPP')), 1);
+    const before = readFileSync(join(a, 'result.json'), 'utf8');
+    expect(await usage(['compare', a, a, '--json', join(a, 'result.json')])).toMatch(/--json .* would overwrite the input run/);
+    expect(readFileSync(join(a, 'result.json'), 'utf8')).toBe(before);
+    const dir = tmp();
+    err = '';
+    expect(await usage(['compare', a, a, '--json', join(dir, 'x'), '--html', join(dir, 'x')])).toMatch(/--(json|html) .* would overwrite --(json|html)/);
+    err = '';
+    expect(await usage(['compare', a, a, '--markdown', ''])).toMatch(/--markdown needs a file name/);
+  });
+  it('two runs with no job are inconclusive (exit 4), not "no regression"', async () => {
+    const empty = writeRun([], 1);
+    expect(await main(['compare', empty, empty])).toBe(4);
+    expect(out).toContain('nothing to compare');
   });
 });

@@ -20,10 +20,12 @@ describe('errors are data', () => {
     expect(d.stats.uplift[0]!.reason).toMatch(/16 of 24 with_skill trials errored \(67%\), above the allowed error rate of 0%/);
     expect(gate(d.gates, 'max_error_rate').state).toBe('fail');
     expect(d.exitCode).toBe(3);
-    // The worst case: errors as failures.
+    // The worst case: errors as failures, still counted and shown.
     const worst = decide(rs, { ...base, errorsAsFailures: true });
-    expect(worst.stats.variants.find((v) => v.variant === 'with_skill')!.passRate).toBeCloseTo(1 / 3, 12);
-    expect(worst.gates.find((g) => g.name === 'max_error_rate')!.state).toBe('pass');
+    const ww = worst.stats.variants.find((v) => v.variant === 'with_skill')!;
+    expect(ww.passRate).toBeCloseTo(1 / 3, 12);
+    expect(ww).toMatchObject({ passed: 8, failed: 16, errors: 16 });
+    expect(gate(worst.gates, 'max_error_rate')).toMatchObject({ state: 'pass', reason: '16 of 48 trial(s) errored, counted as failures (--errors-as-failures)' });
     expect(worst.exitCode).toBe(1); // the default gate: not every with_skill trial passed
   });
   it('lists a case whose with_skill trials all errored as left out, with the reason', () => {
@@ -43,6 +45,22 @@ describe('errors are data', () => {
 });
 
 describe('gates', () => {
+  it('max_error_rate is per arm, as the verdict counts errors', () => {
+    // 12 of 18 with_skill trials error (67%), none without: 33% over the run, but one arm is above 50%.
+    const rs = ids(6).flatMap((c) => [...trials(c, 'with_skill', ['pass', 'error', 'error']), ...trials(c, 'without_skill', ['fail', 'fail', 'fail'])]);
+    const d = decide(rs, { ...base, maxErrorRate: 0.5, minUplift: 0.1 });
+    expect(gate(d.gates, 'max_error_rate')).toMatchObject({ state: 'fail', reason: expect.stringContaining('worst arm claude_code with_skill: 12 of 18 (67%)') });
+    expect(d.stats.uplift[0]!.verdict).toBe('inconclusive');
+    expect(d.exitCode).toBe(3);
+  });
+  it('min_uplift cannot pass where the verdict cannot: a 5–0 sweep is inconclusive', () => {
+    const rs = ids(5).flatMap((c) => [...trials(c, 'with_skill', ['pass', 'pass', 'pass']), ...trials(c, 'without_skill', ['fail', 'fail', 'fail'])]);
+    const g = gate(decide(rs, { ...base, minUplift: 0.1 }).gates, 'min_uplift');
+    expect(g.state).toBe('inconclusive');
+    expect(g.reason).toMatch(/only 5 case\(s\) compared; at α = 0.05 at least 6 are needed/);
+    const six = ids(6).flatMap((c) => [...trials(c, 'with_skill', ['pass', 'pass', 'pass']), ...trials(c, 'without_skill', ['fail', 'fail', 'fail'])]);
+    expect(gate(decide(six, { ...base, minUplift: 0.1 }).gates, 'min_uplift').state).toBe('pass');
+  });
   it('decides on intervals: PASS above, FAIL below, INCONCLUSIVE across the threshold', () => {
     expect(intervalState({ low: 0.82, high: 0.95 }, 0.8)).toBe('pass');
     expect(intervalState({ low: 0.5, high: 0.79 }, 0.8)).toBe('fail');

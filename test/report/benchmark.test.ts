@@ -202,7 +202,7 @@ describe('buildBenchmarks', () => {
     ]);
     expect(md).toContain('| Configuration | Pass rate [95% CI, clustered by eval] | Errors | Passed / graded |');
     expect(md).toContain('\n| With Skill | 75% [8%–99%] | 1 | 2/3 | 0 | 1.8s | 148 |\n');
-    expect(md).toContain('\n**Uplift**: +75 points [-23, +99] (95% CI, clustered by case) over 2 compared cases · verdict: **inconclusive**\n');
+    expect(md).toContain('\n**Uplift**: +75 points [-19, +99] (95% CI, clustered by case) over 2 compared cases · verdict: **inconclusive**\n');
     expect(md).toContain('\n- Why: 1 of 4 with_skill trials errored (25%), above the allowed error rate of 0%');
     expect(md).toContain('\n- p = 0.5 (exact paired permutation test over 2 cases), α = 0.05\n');
     expect(md).toContain('\n- Evals: 2 better, 0 same, 0 worse (secondary: sign test p = 0.5)\n');

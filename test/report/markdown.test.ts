@@ -17,13 +17,13 @@ describe('buildSummaryMarkdown', () => {
     const md = buildSummaryMarkdown(makeDoc(results, { exitCode: 3 }));
     expect(md.split('\n')[0]).toBe('## ❌ skill-up: my-skill too many errors');
     expect(md).toContain(
-      '\nErrors above the allowed rate (exit code 3): 1 of 5 trial(s) errored (20%), above the allowed 0%; an error is the harness or an engine breaking, never counted as a failure.\n',
+      '\nErrors above the allowed rate (exit code 3): 1 of 5 trial(s) errored; worst arm custom with\\_skill: 1 of 3 (33%), above the allowed 0% per arm; an error is the harness or an engine breaking, never counted as a failure.\n',
     );
     expect(md).toContain('5 job(s) · 1 passed · 3 failed · 1 error(s) · iteration 1 · 60.0 s · 665 tokens');
     // The pass rate is the mean case rate with its case-clustered interval, labelled so, with the arm's errors next to it.
     expect(md).toContain('| Engine | Variant | Pass rate [95% CI, clustered by case] | Errors | Cases | Passed / graded | Trials | Skipped | Mean duration | Mean tokens |');
     expect(md).toContain('| agent (custom) | with_skill | 50% \\[0%–100%\\] | 1 | 1/2 | 1/2 | 3 | 0 | 2.0 s | 165 |');
-    expect(md).toContain('| agent (custom) | without_skill | 0% \\[0%–99%\\] | 0 | 2/2 | 0/2 | 2 | 0 | 1.0 s | 110 |');
+    expect(md).toContain('| agent (custom) | without_skill | 0% \\[0%–66%\\] | 0 | 2/2 | 0/2 | 2 | 0 | 1.0 s | 110 |');
     expect(md).toContain('95% CI clustered by case: a Wilson interval at the effective number of trials');
     expect(md).not.toMatch(/wilson/);
   });
@@ -71,7 +71,7 @@ describe('buildSummaryMarkdown', () => {
         '',
         '| Gate | Engine | Threshold | Figure | 95% interval | State | Reason |',
         '|---|---|---|---|---|---|---|',
-        '| `max_error_rate` | — | ≤ 0% | 20% | — | ❌ FAIL | 1 of 5 trial(s) errored (20%), above the allowed 0% |',
+        '| `max_error_rate` | — | ≤ 0% | 33% | — | ❌ FAIL | 1 of 5 trial(s) errored; worst arm custom with\\_skill: 1 of 3 (33%), above the allowed 0% per arm |',
         '| `all_trials_passed` | — | every trial passes | 50% | — | ❌ FAIL | 1 of 2 graded with\\_skill trial(s) passed (the default gate: every with\\_skill trial must pass; set a gate such as --min-pass-rate to decide on intervals) |',
       ].join('\n'),
     );

@@ -94,6 +94,41 @@ describe('interval coverage when cases differ', () => {
   }
 });
 
+describe('interval coverage when every case is deterministic (ICC = 1: a case always passes or always fails)', () => {
+  for (const [cases, trials] of [
+    [6, 3],
+    [3, 10],
+    [20, 3],
+  ] as const) {
+    for (const mean of [0.5, 0.7, 0.9]) {
+      it(`covers the true pass rate ≥ 93% at ${cases}×${trials}, mean ${mean}`, () => {
+        const r = rng(cases * 31 + trials + mean * 1000);
+        let covered = 0;
+        for (let i = 0; i < SUITES; i++) {
+          const counts = Array.from({ length: cases }, () => ({ passed: r() < mean ? trials : 0, graded: trials }));
+          const iv = clusteredInterval(counts)!;
+          if (iv.low <= mean && mean <= iv.high) covered++;
+        }
+        expect(covered / SUITES).toBeGreaterThanOrEqual(0.93);
+      });
+    }
+  }
+  it('an A/A uplift interval of deterministic cases (0.9 vs 0.9, 6×10) covers 0 in ≥ 93% of suites', () => {
+    const r = rng(77);
+    let covered = 0;
+    for (let i = 0; i < SUITES; i++) {
+      const rs = Array.from({ length: 6 }, (_, c) => {
+        const w = r() < 0.9 ? 'pass' : 'fail';
+        const wo = r() < 0.9 ? 'pass' : 'fail';
+        return [...Array.from({ length: 10 }, (_, t) => ({ caseId: `c${c}`, engine: 'e', variant: 'with_skill' as const, trial: t + 1, status: w as 'pass' | 'fail', durationMs: 1, tokens: 1 })), ...Array.from({ length: 10 }, (_, t) => ({ caseId: `c${c}`, engine: 'e', variant: 'without_skill' as const, trial: t + 1, status: wo as 'pass' | 'fail', durationMs: 1, tokens: 1 }))];
+      }).flat();
+      const iv = summarise(rs).uplift[0]!.interval!;
+      if (iv.low <= 0 && 0 <= iv.high) covered++;
+    }
+    expect(covered / SUITES).toBeGreaterThanOrEqual(0.93);
+  });
+});
+
 describe('gates do not contradict themselves on identical runs', () => {
   const scenarios = [
     { name: 'min_pass_rate 0.8 near the truth (0.8, ICC 0.3)', mean: 0.8, icc: 0.3, withP: undefined, gate: { minPassRate: 0.8 } },

@@ -135,11 +135,15 @@ describe('intervals', () => {
     expect(iv.effectiveTrials).toBeCloseTo(9, 6);
     expect(iv.icc).toBe(1);
     expect(iv.high - iv.low).toBeGreaterThan(wilson(50, 100).high - wilson(50, 100).low);
-    // Homogeneous cases: no inflation beyond the binomial floor.
-    const homogeneous = clusteredInterval(Array(20).fill({ passed: 3, graded: 3 }))!;
+    // Homogeneous interior cases (all at 2/3): no inflation beyond the binomial floor.
+    const homogeneous = clusteredInterval(Array(20).fill({ passed: 2, graded: 3 }))!;
     expect(homogeneous.designEffect).toBe(1);
-    expect(homogeneous.high).toBe(1);
-    expect(homogeneous.low).toBeGreaterThan(0.9);
+    expect(homogeneous.effectiveTrials).toBe(60);
+    // Every case at 100 %: nothing shows how correlated trials are, so the cases are the draws
+    // (Wilson of 20/20 = [0.839, 1]), not the 60 trials (which would claim [0.94, 1]).
+    const perfect = clusteredInterval(Array(20).fill({ passed: 3, graded: 3 }))!;
+    expect(perfect).toMatchObject({ effectiveTrials: 20, designEffect: 3, high: 1 });
+    expect(perfect.low).toBeCloseTo(wilson(20, 20).low, 7);
     expect(clusteredInterval([])).toBeNull();
   });
   it('MOVER with r = 0 is Newcombe’s hybrid score interval (his example: 56/70 vs 48/80)', () => {

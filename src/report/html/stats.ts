@@ -7,7 +7,7 @@
 import { decide, DEFAULT_DECISION, type DecisionConfig } from '../../gate/index.js';
 import type { UpliftJson, VariantJson } from '../decision-text.js';
 import { summaryProblem } from '../load.js';
-import type { ResultDoc, ResultGate } from '../result-json.js';
+import { trialOfJob, type ResultDoc, type ResultGate } from '../result-json.js';
 
 /** The statistics the report shows. */
 export interface Stats {
@@ -62,16 +62,7 @@ export function runStats(doc: ResultDoc): Stats {
     return { variants: doc.summary.variants, uplift: doc.summary.uplift, gates: recorded ?? [], source: 'summary' };
   }
   const d = decide(
-    doc.jobs.map((j) => ({
-      caseId: j.case_id,
-      engine: j.engine,
-      variant: j.variant,
-      trial: j.trial,
-      status: j.status,
-      durationMs: j.duration_ms,
-      tokens: j.tokens.total,
-      ...(j.cost_usd !== undefined ? { costUsd: j.cost_usd } : {}),
-    })),
+    doc.jobs.map((j) => trialOfJob(j)),
     configOf(doc),
   );
   const stats = snake(d.stats) as ResultDoc['summary'];
