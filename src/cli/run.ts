@@ -4,6 +4,7 @@
  */
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { loadSuite } from '../config/load.js';
+import { suiteHash } from '../config/hash.js';
 import { canonicalEngineName, unknownEngineMessage } from '../config/engines.js';
 import type { Suite } from '../config/types.js';
 import { getAdapter, unavailableAdapter } from '../engine/registry.js';
@@ -180,7 +181,8 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
       adapters.set(e.name, unavailableAdapter(e.name, err.message));
     }
   }
-  const ctx: IterationContext = { argv, values, suite, jobs, parallelism, trials, baseline, decision, scripts, skillName, skills, adapters, versions };
+  const hash = await suiteHash(suite.skillDir, [outputRoot]);
+  const ctx: IterationContext = { argv, values, suite, suiteHash: hash, jobs, parallelism, trials, baseline, decision, scripts, skillName, skills, adapters, versions };
   if (iterations === 0) {
     const dir = await createIterationDir(outputRoot);
     const r = await runIteration(ctx, dir);
@@ -204,6 +206,8 @@ interface IterationContext {
   argv: string[];
   values: { 'keep-workspaces'?: boolean };
   suite: Suite;
+  /** config/hash.ts fingerprint of the skill folder. */
+  suiteHash: string;
   jobs: Job[];
   parallelism: number;
   trials: number | undefined;
@@ -289,6 +293,7 @@ async function runIteration(ctx: IterationContext, target: { dir: string; iterat
       tool: { name: 'skill-up', version: VERSION },
       skill: { name: ctx.skillName, path: suite.skillDir },
       evalFile: suite.evalFile,
+      suiteHash: ctx.suiteHash,
       iteration,
       startedAt: startedAt.toISOString(),
       endedAt: endedAt.toISOString(),

@@ -17,6 +17,8 @@ export interface RunMeta {
   tool: { name: string; version: string };
   skill: { name: string; description?: string; path: string };
   evalFile: string;
+  /** config/hash.ts `suiteHash` of the skill folder: equal for shards and resumes of one suite. */
+  suiteHash?: string;
   iteration: number;
   startedAt: string;
   endedAt: string;
@@ -156,6 +158,7 @@ export function buildResultJson(meta: RunMeta, results: JobResult[]) {
     tool: meta.tool,
     skill: meta.skill,
     eval_file: meta.evalFile,
+    ...(meta.suiteHash ? { suite_hash: meta.suiteHash } : {}),
     iteration: meta.iteration,
     started_at: meta.startedAt,
     ended_at: meta.endedAt,
