@@ -2,54 +2,36 @@
  * `run --dry-run`'s power table: how big an uplift this plan can detect, and how many cases
  * × trials it takes to detect +10/+20/+30 points, so a suite is sized before it is paid for.
  */
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Job } from '../plan/plan.js';
 import { ASSUMED_NOISE, detectableUplift, estimateNoise, powerTable, type NoiseModel } from '../stats/index.js';
 import { renderPowerTable } from '../report/power-table.js';
+import { fromNewestIteration } from './previous-iterations.js';
 
 /**
  * The flakiness of the newest iteration under `outputRoot` that has both variants (per case,
  * with_skill vs without_skill graded counts); null when there is none or it cannot be read.
  */
 export async function observedNoise(outputRoot: string): Promise<{ noise: NoiseModel; from: string } | null> {
-  let names: string[];
-  try {
-    names = await readdir(outputRoot);
-  } catch {
-    return null;
-  }
-  const iterations = names
-    .map((n) => ({ n, k: Number(/^iteration-(\d+)$/.exec(n)?.[1] ?? NaN) }))
-    .filter((x) => Number.isInteger(x.k))
-    .sort((a, b) => b.k - a.k);
-  const { loadResultDoc } = await import('../report/load.js');
-  for (const it of iterations) {
-    try {
-      const { doc, file } = await loadResultDoc(join(outputRoot, it.n));
-      const counts = new Map<string, { passed: number; graded: number }>();
-      for (const j of doc.jobs) {
-        if (j.status !== 'pass' && j.status !== 'fail') continue;
-        const k = JSON.stringify([j.engine, j.case_id, j.variant]);
-        const c = counts.get(k) ?? { passed: 0, graded: 0 };
-        c.graded++;
-        if (j.status === 'pass') c.passed++;
-        counts.set(k, c);
-      }
-      const pairs = [...counts.entries()]
-        .filter(([k]) => JSON.parse(k)[2] === 'with_skill')
-        .map(([k, a]) => {
-          const [e, c] = JSON.parse(k) as [string, string];
-          return { a, b: counts.get(JSON.stringify([e, c, 'without_skill'])) };
-        })
-        .filter((p): p is { a: { passed: number; graded: number }; b: { passed: number; graded: number } } => p.b !== undefined);
-      const noise = estimateNoise(pairs);
-      if (noise) return { noise, from: file };
-    } catch {
-      // Not a readable run: try the one before.
+  return fromNewestIteration(outputRoot, (doc, file) => {
+    const counts = new Map<string, { passed: number; graded: number }>();
+    for (const j of doc.jobs) {
+      if (j.status !== 'pass' && j.status !== 'fail') continue;
+      const k = JSON.stringify([j.engine, j.case_id, j.variant]);
+      const c = counts.get(k) ?? { passed: 0, graded: 0 };
+      c.graded++;
+      if (j.status === 'pass') c.passed++;
+      counts.set(k, c);
     }
-  }
-  return null;
+    const pairs = [...counts.entries()]
+      .filter(([k]) => JSON.parse(k)[2] === 'with_skill')
+      .map(([k, a]) => {
+        const [e, c] = JSON.parse(k) as [string, string];
+        return { a, b: counts.get(JSON.stringify([e, c, 'without_skill'])) };
+      })
+      .filter((p): p is { a: { passed: number; graded: number }; b: { passed: number; graded: number } } => p.b !== undefined);
+    const noise = estimateNoise(pairs);
+    return noise ? { noise, from: file } : null;
+  });
 }
 
 /** The text `--dry-run` prints after the plan. */

@@ -20,7 +20,9 @@ const REPORT_FORMATS: readonly ReportFormat[] = ['json', 'junit', 'markdown', 'b
 export const REPORT_HELP = `Usage: skill-up report <result.json> [--format <format>]... [--output-dir <dir>]
 
 Regenerates the reports of a saved run from its result.json, without running anything.
-<result.json> may also be the iteration folder holding it.
+<result.json> may also be the iteration folder holding it. A folder whose run was killed
+(journal.jsonl but no result.json, or a journal newer than it) is rebuilt from journal.jsonl:
+every report, result.json included, with the jobs that finished (interrupted, exit code 137).
 
 Formats (repeatable, or comma-separated):
   json        result.json (a copy, for another --output-dir)
@@ -87,7 +89,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
   const { verdictOf } = await import('../report/markdown.js');
   let loaded;
   try {
-    loaded = await loadResultDoc(positionals[0]!);
+    loaded = await loadResultDoc(positionals[0]!, { journal: true });
   } catch (e) {
     if (e instanceof ResultFileError) throw new UsageError(e.message);
     throw e;
@@ -97,7 +99,12 @@ export async function reportCommand(argv: string[]): Promise<number> {
   const outDir = values['output-dir'] ? path.resolve(values['output-dir']) : sourceDir;
   const formats: ReportFormat[] = explicit.length
     ? explicit
-    : [...(outDir !== sourceDir ? (['json'] as const) : []), 'junit', 'markdown', 'benchmark', 'html'];
+    : [...(outDir !== sourceDir || loaded.rebuilt ? (['json'] as const) : []), 'junit', 'markdown', 'benchmark', 'html'];
+  if (loaded.rebuilt) {
+    // A killed run: result.json is written too, from the journal (src/run/resume.ts rebuildFromJournal).
+    if (!formats.includes('json')) formats.unshift('json');
+    process.stderr.write(`note: rebuilt from ${path.join(sourceDir, 'journal.jsonl')} (${loaded.rebuilt}): the run did not finish; ${doc.jobs.length} job(s) recorded, ${doc.not_run} not run (skill-up run --resume ${path.relative(process.cwd(), sourceDir) || sourceDir} runs them)\n`);
+  }
   const { written, skipped } = await writeDocReports(outDir, doc, formats, sourceDir);
 
   process.stdout.write(decisionLines(doc, verdictOf, await import('../report/decision-text.js')));

@@ -10,14 +10,15 @@ import type { Suite } from '../config/types.js';
 import { getAdapter, unavailableAdapter } from '../engine/registry.js';
 import { EngineUnavailable, type EngineAdapter } from '../engine/types.js';
 import { killAllGroups } from '../engine/proc.js';
-import { planJobs, type Job } from '../plan/plan.js';
+import { planJobs, selectCases, type Job, type PlanOptions } from '../plan/plan.js';
+import { parseShard, shardJobs, type ShardRecord } from '../plan/shard.js';
 import { writeReports } from '../report/write.js';
+import { githubEnabled, publishToGithub } from '../report/github.js';
 import type { ReportFormat } from '../config/types.js';
 import { lintSkill } from '../skill/lint.js';
 import { planSkillInstall, SkillInstallError } from '../skill/install.js';
 import { ConfigError } from '../config/diagnostics.js';
 import type { ResolvedSkill } from '../run/job.js';
-import { Journal } from '../run/journal.js';
 import { createIterationDir, defaultOutputRoot, resetIterationDir } from '../run/output.js';
 import { createProgress } from '../run/progress.js';
 import { executeJobs } from '../run/run.js';
@@ -29,6 +30,9 @@ import { trialsOf } from '../report/result-json.js';
 import { intFlag, listFlag, numberFlag, parse, UsageError } from './args.js';
 import { printWarnings } from './diagnostics.js';
 import { VERSION } from './version.js';
+import { readAlibabaFlags } from './alibaba-flags.js';
+import { checkResumeSuite, endEvents, eventLogTarget, inPlanOrder, openJournal, prepareRunLog, resumeOptions, startEvents, startResume, type RunLog } from './run-resume.js';
+import { applyModelOverride, dryRunCost, finishIteration, formatsFlag, jobHooks, maxCostFlag, prepareExtras, type RunExtras } from './run-extras.js';
 
 export const RUN_HELP = `Usage: skill-up run [path] [options]
 
@@ -45,11 +49,30 @@ Options:
   --no-baseline            run only with_skill, even when eval.yaml has benchmark.enabled
   --engine <name[,name]>   engines to run (overrides the suite's engine)
   --parallelism <n>        jobs at once, 1-256 (default: cases.parallelism)
+  --shard <i/n>            run only part i of n (whole cases, the same split on every machine);
+                           put the parts back together with skill-up merge
   --output-dir <dir>       root of iteration-N folders (default: <skill>-workspace beside the skill)
-  --keep-workspaces        keep each job's workspace folder for inspection
+  --keep-workspaces        keep each job's workspace folder for inspection (alias: --no-delete)
+  --github                 GitHub Actions output even outside GITHUB_ACTIONS=true: ::error/::warning
+                           annotations per failed case and gate; summary.md appended to
+                           $GITHUB_STEP_SUMMARY and step outputs to $GITHUB_OUTPUT when those are set
   --iteration <n>          0 (default): write the next free iteration-N; N > 0: run N times into
                            iteration-1..N (each emptied first) and print a stability summary
-  --dry-run                print the plan and the power table (cases × trials to detect an uplift) and exit
+  --resume <dir>           continue an interrupted or killed run in its iteration folder, from its
+                           journal.jsonl: finished jobs are kept, errored and unfinished ones run
+                           again, reports are rewritten there; the plan and flags are the run's own
+  --force                  with --resume: continue even though the suite changed since the run began
+  --event-log <file>       write the run's events (run, iteration, case, job, turn, judge started and
+                           finished) to <file> as JSON Lines; schema: schemas/events.schema.json
+  --dry-run                print the plan, the power table (cases × trials to detect an uplift) and the
+                           cost estimate from the newest earlier iteration with costs, and exit
+  --max-cost <usd>         stop starting jobs once spent + running jobs' estimates + the next job's
+                           would pass it; the rest are not run (the run is partial: see README)
+  --format <f[,f]>         report formats of this run instead of report.formats: json, junit, html,
+                           markdown, benchmark (repeatable; result.json is always written)
+  --model <name>           model name for every engine of the run (overrides engine.model.name)
+  -v, -vv                  more output on stderr: -v each engine command line and every job's
+                           assertions and reason; -vv also the engines' stderr, line by line
   --auto                   without an eval.yaml, run the skill's Anthropic evals/evals.json,
                            converted in memory (nothing written; see skill-up import)
   -h, --help               show this help
@@ -64,9 +87,10 @@ Gates (each PASS, FAIL or INCONCLUSIVE, decided on 95% intervals; eval.yaml \`ga
   --errors-as-failures     count errored trials as failures (the worst-case view)
   --alpha <a>              significance level of the verdict and the regression test (default 0.05)
 
-Reports: result.json and summary.md always; report.xml and the others in report.formats;
-benchmark.json, benchmark.md and per-run grading.json (Anthropic skill-creator files)
-when \`benchmark\` is in report.formats or the run has both variants.
+Reports: result.json always. Without --format also summary.md, report.xml and the others in
+report.formats, and benchmark.json, benchmark.md and per-run grading.json (Anthropic
+skill-creator files) when \`benchmark\` is in report.formats or the run has both variants;
+with --format exactly the formats given.
 
 Without --min-pass-rate, --min-uplift or --no-regression the gate is "every with_skill trial
 passed" (alibaba/skill-up's). The verdict (improves / regresses / inconclusive, an exact paired
@@ -74,12 +98,20 @@ permutation test over cases) is printed separately and does not set the exit cod
 
 Exit codes, first match wins: 2 config or usage error; 130/143 interrupted (SIGINT/SIGTERM);
 3 errors above --max-error-rate; 1 a gate failed; 4 a gate inconclusive; 0 every gate passed.
+A run cut short by --max-cost is gated on what ran, but a gate that would pass only because jobs
+did not run is inconclusive (all_trials_passed with with_skill jobs not run: exit 4).
+
+Cost: a job's cost is the engine's own figure, else an estimate from its tokens and skill-up's
+price table (src/cost/prices.json), shown as "~$0.42 (estimated)"; the scripted model has none.
+alibaba/skill-up's --include-case-name / --exclude-case-name are --case / --exclude-case here;
+its --provider, --api-key, --runtime, --runtime-kwarg/--rk and --engine-kwarg/--ek exit 2.
 
 Examples:
   skill-up run                                  # the skill around the current folder
   skill-up run examples/greeting-files --trials 3 --baseline
   skill-up run path/to/evals/eval.yaml --case 'greet-*' --parallelism 4
   skill-up run --tag smoke --dry-run
+  skill-up run --model claude-sonnet-4-5 --max-cost 5 --format junit,html -v
   skill-up run --auto path/to/skill-with-evals-json
 `;
 
@@ -92,11 +124,20 @@ const OPTIONS = {
   'no-baseline': { type: 'boolean' },
   engine: { type: 'string', multiple: true },
   parallelism: { type: 'string' },
+  shard: { type: 'string' },
   'output-dir': { type: 'string' },
   'keep-workspaces': { type: 'boolean' },
+  'no-delete': { type: 'boolean' },
+  'max-cost': { type: 'string' },
+  format: { type: 'string', multiple: true },
+  model: { type: 'string' },
+  github: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   auto: { type: 'boolean' },
   iteration: { type: 'string' },
+  resume: { type: 'string' },
+  force: { type: 'boolean' },
+  'event-log': { type: 'string' },
   'min-pass-rate': { type: 'string' },
   'min-uplift': { type: 'string' },
   'no-regression': { type: 'string' },
@@ -127,30 +168,44 @@ export interface RunOutcome {
  */
 export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const none = (exitCode: number): RunOutcome => ({ exitCode, resultFile: null, iterationDir: null });
-  const { values, positionals } = parse(argv, OPTIONS);
+  // alibaba/skill-up's -v/-vv, its case-filter names and the flags refused here (cli/alibaba-flags.ts).
+  const alibaba = readAlibabaFlags(argv);
+  const { values, positionals } = parse(alibaba.argv, OPTIONS);
   if (values.help) {
     process.stdout.write(RUN_HELP);
     return none(0);
   }
   if (positionals.length > 1) throw new UsageError(`run takes one path, got ${positionals.length}: ${positionals.join(' ')}`);
+  // --resume <dir>: the plan and flags become the journal's (cli/run-resume.ts, run/resume.ts).
+  const resume = await startResume(values, positionals);
   const trials = intFlag('trials', values.trials, 1, 1000);
   const parallelismFlag = intFlag('parallelism', values.parallelism, 1, 256);
   const iterations = intFlag('iteration', values.iteration, 0, 100) ?? 0;
+  const formats = formatsFlag(values.format as string[] | undefined);
+  const maxCost = maxCostFlag(values['max-cost']);
+  if (values['no-delete']) values['keep-workspaces'] = true;
+  const shardSpec = values.shard !== undefined ? parseShard(values.shard) : undefined;
   const { suite, warnings } = await loadForRun(positionals[0], Boolean(values.auto));
   printWarnings(warnings);
+  checkResumeSuite(resume, suite);
   const engineNames = listFlag(values.engine as string[] | undefined);
   applyEngineOverride(suite, engineNames, values.engine !== undefined);
+  applyModelOverride(suite, values.model);
   if (values.baseline && values['no-baseline']) throw new UsageError('--baseline and --no-baseline contradict each other: give one');
   if (values['no-baseline']) suite.benchmark.enabled = false;
   const baseline = Boolean(values.baseline) || suite.benchmark.enabled;
   const decision = await decisionConfigOf(values, suite, baseline);
-  const jobs = planJobs(suite, {
+  const planOptions: PlanOptions = {
     cases: values.case as string[] | undefined,
     excludeCases: values['exclude-case'] as string[] | undefined,
     tags: values.tag as string[] | undefined,
     trials,
     baseline: values.baseline,
-  });
+  };
+  const fullPlan = planJobs(suite, planOptions);
+  // --shard: whole cases of the selected ones (src/plan/shard.ts), whatever the engines.
+  const sharded = shardSpec ? shardJobs(selectCases(suite, planOptions), fullPlan, shardSpec, { trials, variants: baseline ? 2 : 1 }) : undefined;
+  const jobs = sharded?.jobs ?? fullPlan;
   const planned = new Set(jobs.map((j) => j.case.id));
   for (const c of suite.cases) {
     if (c.engines && !planned.has(c.id) && c.engines.every((e) => !suite.engines.some((x) => x.name === e))) {
@@ -161,10 +216,14 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const scripts = await loadScripts(suite);
   const skillName = (await lintSkill(suite.skillDir)).name ?? basename(suite.skillDir);
   const outputRoot = values['output-dir'] ? resolve(values['output-dir']) : defaultOutputRoot(suite.skillDir, skillName);
-  checkPrevious(decision, jobs, skillName, outputRoot, iterations);
+  const eventLog = eventLogTarget(values['event-log'], outputRoot, iterations, resume);
+  // A shard is checked as the whole plan: the merged run is what the no_regression gate is for.
+  checkPrevious(decision, fullPlan, skillName, outputRoot, iterations);
   if (values['dry-run']) {
-    printPlan(suite, jobs, parallelism);
-    await printPlanPower(jobs, baseline, outputRoot, decision.alpha);
+    printPlan(suite, jobs, parallelism, sharded?.record);
+    // A shard's power is the merged run's: the table is for the whole plan.
+    await printPlanPower(fullPlan, baseline, outputRoot, decision.alpha);
+    process.stdout.write(await dryRunCost(suite, jobs, outputRoot, maxCost));
     return none(0);
   }
   const skills = await resolveSkills(suite, outputRoot);
@@ -182,14 +241,22 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
     }
   }
   const hash = await suiteHash(suite.skillDir, [outputRoot]);
-  const ctx: IterationContext = { argv, values, suite, suiteHash: hash, jobs, parallelism, trials, baseline, decision, scripts, skillName, skills, adapters, versions };
+  const log = await prepareRunLog({ suite, outputRoot, suiteHash: hash, values, positional: positionals[0], planOptions, shard: sharded?.record, jobs, resume });
+  const extras = await prepareExtras(suite, outputRoot, { formats, maxCost, verbose: alibaba.verbose });
+  const ctx: IterationContext = { argv, values, suite, suiteHash: hash, shard: sharded?.record, jobs, parallelism, trials, baseline, decision, scripts, skillName, skills, adapters, versions, extras, log };
+  startEvents(log, eventLog, { skillName, suite, jobs: jobs.length, iterations });
   if (iterations === 0) {
-    const dir = await createIterationDir(outputRoot);
+    const dir = resume ? { dir: resume.dir, iteration: resume.header.iteration } : await createIterationDir(outputRoot);
     const r = await runIteration(ctx, dir);
+    endEvents(log, [r], r.exitCode);
     return { exitCode: r.exitCode, resultFile: `${dir.dir}/result.json`, iterationDir: dir.dir };
   }
   const outcomes: IterationOutcome[] = [];
   for (let n = 1; n <= iterations; n++) {
+    if (extras.budget?.stopped) {
+      process.stderr.write(`iteration ${n}${n < iterations ? `..${iterations}` : ''} not run: ${extras.budget.reason}\n`);
+      break;
+    }
     const dir = await resetIterationDir(outputRoot, n);
     if (iterations > 1) process.stderr.write(`\n== iteration ${n} of ${iterations}\n`);
     const r = await runIteration(ctx, dir);
@@ -198,16 +265,21 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   }
   if (iterations > 1) printStability(outcomes, new Map(suite.engines.map((e) => [e.name, e.displayName])));
   const last = outcomes[outcomes.length - 1]!;
+  endEvents(log, outcomes, combineExitCodes(outcomes.map((o) => o.exitCode)));
   return { exitCode: combineExitCodes(outcomes.map((o) => o.exitCode)), resultFile: `${last.dir}/result.json`, iterationDir: last.dir };
 }
 
 /** Everything one iteration needs, resolved once for the whole run. */
 interface IterationContext {
   argv: string[];
-  values: { 'keep-workspaces'?: boolean };
+  values: { 'keep-workspaces'?: boolean; github?: boolean };
   suite: Suite;
   /** config/hash.ts fingerprint of the skill folder. */
   suiteHash: string;
+  /** `--shard i/n`: which part of the plan this run is (result.json `shard`). */
+  shard?: ShardRecord;
+  /** --format, --max-cost, -v (cli/run-extras.ts). */
+  extras: RunExtras;
   jobs: Job[];
   parallelism: number;
   trials: number | undefined;
@@ -218,6 +290,8 @@ interface IterationContext {
   skills: ResolvedSkill[];
   adapters: Map<string, EngineAdapter>;
   versions: Map<string, string | undefined>;
+  /** The journal header's plan, a resume, the event log (cli/run-resume.ts). */
+  log: RunLog;
 }
 
 /** One iteration's outcome. */
@@ -233,8 +307,10 @@ interface IterationOutcome {
 async function runIteration(ctx: IterationContext, target: { dir: string; iteration: number }): Promise<IterationOutcome> {
   const { suite, jobs, parallelism, values } = ctx;
   const { dir, iteration } = target;
-  const startedAt = new Date();
-  const journal = await Journal.create(`${dir}/journal.jsonl`, { type: 'run', startedAt: startedAt.toISOString(), evalFile: suite.evalFile, jobs: jobs.length });
+  const startedAt = ctx.log.resume ? new Date(ctx.log.resume.header.startedAt) : new Date();
+  const runOptions = { parallelism, trials: ctx.trials ?? null, baseline: ctx.baseline, argv: ctx.argv };
+  // A resume appends to the run's journal and runs only its errored and unfinished jobs.
+  const { journal, kept, toRun } = await openJournal(ctx.log, { ...ctx, options: runOptions }, dir, iteration, startedAt);
   process.stderr.write(`skill-up ${VERSION}: ${jobs.length} job(s) of ${new Set(jobs.map((j) => j.case.id)).size} case(s) → ${dir}\n`);
 
   const abort = new AbortController();
@@ -253,16 +329,22 @@ async function runIteration(ctx: IterationContext, target: { dir: string; iterat
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const progress = createProgress(jobs.length);
+  const verbose = ctx.extras.verbose;
+  const progress = verbose ? verbose.progress(createProgress(toRun.length)) : createProgress(toRun.length);
+  // --event-log: case_started/case_completed around the display, job/turn/judge events from the jobs.
+  const sinks = ctx.log.events?.iteration(iteration, jobs.length, progress);
+  verbose?.install();
+  ctx.extras.budget?.beginIteration();
   let results: JobResult[] = [];
   const model = await startScriptedModel(ctx.scripts, dir);
   if (model) process.stderr.write(`scripted model server on ${model.url} (exchanges logged per job)\n`);
   try {
     results = await executeJobs({
-      jobs,
+      jobs: toRun,
       parallelism,
       journal,
-      progress,
+      progress: sinks?.progress ?? progress,
+      hooks: jobHooks(ctx.extras),
       env: {
         suite,
         adapters: ctx.adapters,
@@ -273,45 +355,60 @@ async function runIteration(ctx: IterationContext, target: { dir: string; iterat
         cleanups: [],
         modelBaseUrl: model?.url,
         signal: abort.signal,
+        ...(sinks ? { events: sinks.jobs } : {}),
       },
     });
   } finally {
     await model?.close();
+    verbose?.uninstall();
     progress.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await journal.flush();
+    await journal.close();
+    ctx.log.events?.iterationCompleted(iteration);
   }
+  // A resume's result.json holds the kept and the new results: the jobs of an uninterrupted run.
+  results = inPlanOrder(jobs, kept, results);
   const interrupted = abort.signal.aborted;
-  const decision = decide(trialsOf(results), ctx.decision);
+  // Priced jobs, and the gates of a run --max-cost cut short (cli/run-extras.ts, cost/partial.ts).
+  const costed = finishIteration(suite, ctx.extras, decide(trialsOf(results), ctx.decision), jobs.length, results);
+  const decision = costed.decision;
   // 128 + the signal's number, as shells report it: 130 for SIGINT, 143 for SIGTERM.
   const exitCode = interrupted ? (stoppedBy === 'SIGTERM' ? 143 : 130) : decision.exitCode;
   const endedAt = new Date();
-  const { written, skipped } = await writeReports(
+  const { written, skipped, doc } = await writeReports(
     dir,
     {
       tool: { name: 'skill-up', version: VERSION },
       skill: { name: ctx.skillName, path: suite.skillDir },
       evalFile: suite.evalFile,
       suiteHash: ctx.suiteHash,
+      ...(ctx.shard ? { shard: ctx.shard } : {}),
       iteration,
       startedAt: startedAt.toISOString(),
       endedAt: endedAt.toISOString(),
       durationMs: endedAt.getTime() - startedAt.getTime(),
       interrupted,
       notRun: jobs.length - results.length,
+      ...(costed.notRunReason ? { notRunReason: costed.notRunReason } : {}),
+      cost: costed.cost,
       engines: suite.engines.map((e) => ({ ...e, resolvedVersion: ctx.versions.get(e.name) })),
-      options: { parallelism, trials: ctx.trials ?? null, baseline: ctx.baseline, argv: ctx.argv },
+      options: { ...runOptions, ...resumeOptions(ctx.log, ctx.argv) },
       exitCode,
       decision,
     },
     results,
-    reportFormats(suite.report.formats, results),
+    ctx.extras.formats ?? reportFormats(suite.report.formats, results),
   );
-  printSummary(decision, results.length, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])), exitCode);
+  printSummary(decision, results.length, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])), exitCode, { costLines: costed.lines, notRunReason: costed.notRunReason });
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
   if (values['keep-workspaces']) process.stdout.write(`kept ${results.filter((r) => r.workspace).length} workspace(s); each job's path is \`workspace\` in result.json\n`);
   for (const s of skipped) process.stderr.write(`warning: report format \`${s.format}\` not written: ${s.reason}\n`);
+  if (githubEnabled(values.github)) {
+    // GitHub Actions (or --github): annotations on stdout, step summary and outputs (src/report/github.ts).
+    const gh = await publishToGithub(doc, { cases: suite.cases, dir, written });
+    for (const p of gh.problems) process.stderr.write(`warning: ${p}\n`);
+  }
   return { iteration, dir, exitCode, interrupted, decision };
 }
 
@@ -354,7 +451,7 @@ async function decisionConfigOf(values: Record<string, unknown>, suite: Suite, b
 }
 
 /** A previous run's with_skill counts per (engine, case), from its jobs. @throws UsageError */
-async function loadPreviousRun(file: string, errorsAsFailures: boolean, from: string): Promise<PreviousRun & { file: string; skillName: string }> {
+export async function loadPreviousRun(file: string, errorsAsFailures: boolean, from: string): Promise<PreviousRun & { file: string; skillName: string }> {
   const { loadResultDoc, ResultFileError } = await import('../report/load.js');
   try {
     const { doc, file: resolved } = await loadResultDoc(file);
@@ -476,8 +573,9 @@ async function resolveSkills(suite: Suite, outputRoot: string): Promise<Resolved
   return out;
 }
 
-function printPlan(suite: Suite, jobs: Job[], parallelism: number): void {
+function printPlan(suite: Suite, jobs: Job[], parallelism: number, shard?: ShardRecord): void {
   const out = process.stdout;
+  if (shard) out.write(`Shard ${shard.index}/${shard.count}: ${shard.cases.length} of the plan's ${shard.plan_cases.length} case(s): ${shard.cases.join(', ')}\n`);
   out.write(`Would run ${jobs.length} job(s) at parallelism ${parallelism} on ${suite.engines.map((e) => e.displayName).join(', ')}:\n`);
   const byCase = new Map<string, Job[]>();
   for (const j of jobs) byCase.set(j.case.id, [...(byCase.get(j.case.id) ?? []), j]);
@@ -511,7 +609,7 @@ const STATE: Record<GateResult['state'], string> = { pass: 'PASS', fail: 'FAIL',
  * arm's errors; per engine the uplift with its interval, the verdict and why; the dropped cases;
  * then every gate and what the exit code means.
  */
-function printSummary(d: Decision, ran: number, planned: number, names: Map<string, string>, exitCode: number): void {
+export function printSummary(d: Decision, ran: number, planned: number, names: Map<string, string>, exitCode: number, extra: { costLines?: string[]; notRunReason?: string } = {}): void {
   const out = process.stdout;
   const name = (e: string) => names.get(e) ?? e;
   out.write('\n');
@@ -537,7 +635,8 @@ function printSummary(d: Decision, ran: number, planned: number, names: Map<stri
       out.write(`  left out of the comparison: ${shown}${u.dropped.length > 10 ? `; and ${u.dropped.length - 10} more` : ''}\n`);
     }
   }
-  if (ran < planned) out.write(`${planned - ran} job(s) not run (interrupted)\n`);
+  for (const l of extra.costLines ?? []) out.write(`${l}\n`);
+  if (ran < planned) out.write(`${planned - ran} job(s) not run${extra.notRunReason ? `: ${extra.notRunReason} (a partial run: the gates decide on what ran)` : ' (interrupted)'}\n`);
   out.write('gates:\n');
   for (const g of d.gates) out.write(`  ${STATE[g.state].padEnd(12)} ${g.name}${g.engine ? ` (${name(g.engine)})` : ''}: ${g.reason}\n`);
   const mapped = d.gates.some((g) => g.state === 'inconclusive') && d.config.onInconclusive && !d.gates.some((g) => g.state === 'fail') && exitCode === d.exitCode;

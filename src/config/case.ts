@@ -60,6 +60,8 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
   const spec: CaseSpec = {
     id: id ?? '',
     file,
+    // A case file is the case (line 1); an inline case starts at its `cases.inline` item.
+    line: field.segments.length === 0 ? 1 : field.position('value').line,
     tags: unique([...(field.get('tag').str() ? [field.get('tag').str()!] : []), ...field.get('tags').strings()]),
     turns,
     context: buildContext(field.get('context'), d.skillDir),

@@ -144,6 +144,8 @@ export interface CaseSpec {
   id: string;
   /** Absolute path of the case file (or eval.yaml for inline cases). */
   file: string;
+  /** 1-based line of the case in `file`: 1 for a case file, the item's line for `cases.inline`; unset = 1. */
+  line?: number;
   title?: string;
   description?: string;
   tags: string[];

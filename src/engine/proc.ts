@@ -7,6 +7,8 @@ import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { currentJob, processObserver } from './observe.js';
 
 /** Options for `runProcess`. */
 export interface ProcOptions {
@@ -114,6 +116,9 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
     stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   const startFailed = new Promise<Error>((res) => child.once('error', res));
+  // `run -v` / `-vv` (engine/observe.ts): the command line, and stderr line by line.
+  const observer = processObserver();
+  if (observer) watchProcess(observer, currentJob(), file, args, opts.cwd, child.stderr!);
   const out = captureTo(child.stdout!, opts.stdoutFile, MAX_STREAM_BYTES);
   const err = captureTo(child.stderr!, opts.stderrFile, MAX_STREAM_BYTES);
   if (opts.input !== undefined) {
@@ -174,6 +179,27 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
     stdoutBytes,
     stderrBytes,
   };
+}
+
+/** Tells `observer` about a started process and, when it listens, each line of its stderr. */
+function watchProcess(observer: NonNullable<ReturnType<typeof processObserver>>, job: string | undefined, file: string, args: string[], cwd: string, stderr: Readable): void {
+  observer.spawned?.(job, file, args, cwd);
+  const onLine = observer.stderrLine?.bind(observer);
+  if (!onLine) return;
+  let pending = '';
+  const decoder = new StringDecoder('utf8');
+  stderr.on('data', (chunk: Buffer) => {
+    const lines = (pending + decoder.write(chunk)).split(/\r?\n/);
+    pending = lines.pop() ?? '';
+    if (pending.length > 4096) {
+      lines.push(pending);
+      pending = '';
+    }
+    for (const l of lines) onLine(job, l);
+  });
+  stderr.once('close', () => {
+    if (pending) onLine(job, pending);
+  });
 }
 
 /** True while some process of group `pgid` is alive (zombies waiting for a reaper do not count). */

@@ -47,6 +47,11 @@ export type AgentJudgeRunner = (
 export interface GradeOptions {
   /** Runs `agent_judge` judges; when absent they grade as `error` (AGENT_JUDGE_UNAVAILABLE). */
   agentJudge?: AgentJudgeRunner;
+  /** Told when each judge of `case.judges` starts and finishes (the run's event log); must not throw. */
+  observer?: {
+    started(judge: JudgeSpec, index: number): void;
+    finished(judge: JudgeSpec, index: number, outcome: JudgeOutcome, durationMs: number): void;
+  };
 }
 
 /** A judge's name in reasons: its `id`, else its type. */
@@ -89,17 +94,20 @@ export async function gradeJob(input: JudgeInput, options: GradeOptions = {}): P
   const judges = input.case.judges;
   const errors: string[] = [];
   const failures: string[] = [];
-  for (const judge of judges) {
+  for (const [index, judge] of judges.entries()) {
     if (input.signal?.aborted) {
       errors.push('cancelled');
       break;
     }
     let outcome: JudgeOutcome;
+    const started = performance.now();
+    options.observer?.started(judge, index);
     try {
       outcome = await runJudge(judge, input, options);
     } catch (e) {
       outcome = { status: 'error', assertions: [], reason: `judge ${judgeName(judge)} crashed: ${(e as Error).message}` };
     }
+    options.observer?.finished(judge, index, outcome, performance.now() - started);
     const prefix = judges.length > 1 ? `[${judgeName(judge)}] ` : '';
     for (const a of outcome.assertions) assertions.push({ ...a, text: `${prefix}${a.text}` });
     if (outcome.status === 'error') errors.push(outcome.reason ?? `judge ${judgeName(judge)} could not grade`);

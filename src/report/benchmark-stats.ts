@@ -8,6 +8,7 @@
  */
 import { passRateNote, rateWithCI, upliftText, type UpliftInput } from './decision-text.js';
 import type { ResultDoc, ResultGate } from './result-json.js';
+import { armCost, costByArm } from '../cost/totals.js';
 
 export type Configuration = 'with_skill' | 'without_skill';
 /** The configurations in report order. */
@@ -33,7 +34,10 @@ export interface ConfigStatistics {
   ci_95_clustered: ClusteredCI | null;
   mean_time_seconds: number | null;
   mean_tokens: number | null;
+  /** USD of every job with a cost (reported by the engine, or estimated from tokens); null when none had one. */
   cost_usd: number | null;
+  /** Part of cost_usd was estimated from tokens and skill-up's price table (src/cost/prices.json). */
+  cost_estimated: boolean;
 }
 
 /** skill-up's numbers of one eval and configuration (new key `statistics.per_eval`). */
@@ -123,6 +127,7 @@ export function cell(s: string, max = 200): string {
 export function statisticsOf(doc: ResultDoc, engine: string, ids: Map<string, number>): BenchmarkStatistics {
   const s = doc.summary;
   const configurations: BenchmarkStatistics['configurations'] = {};
+  const arms = costByArm(doc.jobs);
   for (const v of s.variants) {
     if (v.engine !== engine) continue;
     configurations[v.variant] = {
@@ -138,6 +143,7 @@ export function statisticsOf(doc: ResultDoc, engine: string, ids: Map<string, nu
       mean_time_seconds: v.mean_duration_ms === null ? null : v.mean_duration_ms / 1000,
       mean_tokens: v.mean_tokens,
       cost_usd: v.cost_usd,
+      cost_estimated: armCost(arms, v.engine, v.variant).estimated,
     };
   }
   const perEval: EvalStatistics[] = s.cases

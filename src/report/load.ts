@@ -35,9 +35,13 @@ const EXPECTED = 'expected a skill-up result.json (written by `skill-up run` int
 /**
  * Reads and checks `file`. A folder is accepted when it holds `result.json`.
  *
+ * With `journal: true` (`skill-up report`), a run folder whose journal.jsonl is newer than
+ * its result.json, or that has no result.json (the run was killed), is rebuilt from the
+ * journal (src/run/resume.ts); `rebuilt` then says why, and `file` is where result.json goes.
+ *
  * @throws ResultFileError with one clear message for a missing, unreadable or wrong file.
  */
-export async function loadResultDoc(file: string): Promise<{ doc: ResultDoc; file: string }> {
+export async function loadResultDoc(file: string, opts: { journal?: boolean } = {}): Promise<{ doc: ResultDoc; file: string; rebuilt?: string }> {
   let target = path.resolve(file);
   let st;
   try {
@@ -45,12 +49,23 @@ export async function loadResultDoc(file: string): Promise<{ doc: ResultDoc; fil
   } catch {
     throw new ResultFileError(`${file}: not found; ${EXPECTED}`);
   }
+  if (opts.journal && !st.isDirectory() && path.basename(target) === 'journal.jsonl') return fromJournal(path.dirname(target), 'asked for');
   if (st.isDirectory()) {
     const inside = path.join(target, 'result.json');
-    try {
-      await stat(inside);
-    } catch {
-      throw new ResultFileError(`${file}: is a folder without result.json; ${EXPECTED}`);
+    const result = await stat(inside).catch(() => undefined);
+    const journal = await stat(path.join(target, 'journal.jsonl')).catch(() => undefined);
+    if (opts.journal && journal && !result) return fromJournal(target, 'no result.json');
+    if (opts.journal && journal && result && journal.mtimeMs > result.mtimeMs) {
+      // A resume killed after result.json was written: the journal holds newer results. (A
+      // copied folder can be newer too without holding anything new: then result.json stands.)
+      const fresh = await fromJournal(target, 'newer than result.json');
+      const saved = await readFile(inside, 'utf8').then((t) => parseResultDoc(t, file)).catch(() => undefined);
+      const attempts = (d: ResultDoc) => JSON.stringify(d.jobs.map((j) => [j.id, j.started_at]).sort());
+      if (!saved || attempts(saved) !== attempts(fresh.doc)) return fresh;
+    }
+    if (!result) {
+      const hint = journal ? ' (it holds the journal.jsonl of a run that was killed: `skill-up report <folder>` rebuilds result.json from it)' : '';
+      throw new ResultFileError(`${file}: is a folder without result.json${hint}; ${EXPECTED}`);
     }
     target = inside;
   }
@@ -61,6 +76,19 @@ export async function loadResultDoc(file: string): Promise<{ doc: ResultDoc; fil
     throw new ResultFileError(`${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   return { doc: parseResultDoc(text, file), file: target };
+}
+
+/** The result.json document of the run in `dir`, rebuilt from its journal and checked like a file. @throws ResultFileError */
+async function fromJournal(dir: string, why: string): Promise<{ doc: ResultDoc; file: string; rebuilt: string }> {
+  const journal = path.join(dir, 'journal.jsonl');
+  let doc: ResultDoc;
+  try {
+    const { rebuildFromJournal } = await import('../run/resume.js');
+    doc = await rebuildFromJournal(dir);
+  } catch (e) {
+    throw new ResultFileError(`${journal}: the run cannot be rebuilt from it: ${(e as Error).message}`);
+  }
+  return { doc: parseResultDoc(JSON.stringify(doc), journal), file: path.join(dir, 'result.json'), rebuilt: why };
 }
 
 /** Parses and checks the text of a result.json; `name` is used in messages. @throws ResultFileError */

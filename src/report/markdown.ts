@@ -19,6 +19,7 @@
  */
 import { CLUSTERED_CI, gateCells, gateLabel, passRateNote, rateWithCI, upliftText } from './decision-text.js';
 import type { JobJson, ResultDoc, ResultGate } from './result-json.js';
+import { armCost, costByArm, costTotal, formatCost, type ArmCost } from '../cost/totals.js';
 
 /** Options of {@link buildSummaryMarkdown}. */
 export interface SummaryOptions {
@@ -64,6 +65,8 @@ export function verdictOf(exitCode: number, notRun = 0, gates: readonly VerdictG
     case 130:
     case 143:
       return { icon: '⚠️', title: 'interrupted', meaning: `the run was interrupted (exit code ${exitCode}: ${exitCode === 130 ? 'SIGINT' : 'SIGTERM'})${notRun ? `; ${notRun} job(s) not run` : ''}` };
+    case 137:
+      return { icon: '⚠️', title: 'killed', meaning: `the run was killed before it finished (exit code 137); these reports were rebuilt from its journal.jsonl${notRun ? `; ${notRun} job(s) not run` : ''} (skill-up run --resume <folder> runs them)` };
     default:
       return { icon: '❌', title: `exit code ${exitCode}`, meaning: `skill-up exited with code ${exitCode}` };
   }
@@ -116,15 +119,16 @@ export function buildSummaryMarkdown(doc: ResultDoc, opts: SummaryOptions = {}):
     `${t.fail} failed`,
     `${t.error} error(s)`,
     ...(t.skipped ? [`${t.skipped} skipped`] : []),
-    ...(doc.not_run ? [`${doc.not_run} not run`] : []),
+    ...(doc.not_run ? [`${doc.not_run} not run${doc.not_run_reason ? ` (${mdText(doc.not_run_reason, 200)})` : ''}`] : []),
     `iteration ${doc.iteration}`,
     duration(doc.duration_ms),
     `${tokens(t.tokens.total)} tokens`,
-    ...(t.cost_usd !== undefined ? [`$${t.cost_usd.toFixed(2)}`] : []),
+    ...(costTotal(doc.jobs).usd !== null ? [formatCost(costTotal(doc.jobs))] : []),
   ];
   head.push(facts.join(' · '), '');
+  if (doc.not_run && doc.not_run_reason) head.push(`> ⚠️ Partial run: ${doc.not_run} job(s) not run: ${mdText(doc.not_run_reason, 200)}. The gates decide on what ran; a gate that would pass only because jobs did not run is inconclusive.`, '');
   head.push(...gatesTable(gates, engineName));
-  head.push(...variantsTable(doc.summary.variants, engineName));
+  head.push(...variantsTable(doc.summary.variants, engineName, costByArm(doc.jobs)));
   for (const u of doc.summary.uplift) head.push(...upliftLines(u, doc.summary.uplift.length, engineName));
 
   // Details: failures of with_skill per case, errors per case and reason, baseline failures.
@@ -162,7 +166,7 @@ function gatesTable(gates: ResultDoc['gates'], engineName: (n: string) => string
 }
 
 /** One row per engine and variant: the mean case pass rate with its case-clustered interval, and the arm's errors next to it. */
-function variantsTable(variants: ResultDoc['summary']['variants'], engineName: (n: string) => string): string[] {
+function variantsTable(variants: ResultDoc['summary']['variants'], engineName: (n: string) => string, arms: ArmCost[] = []): string[] {
   if (!variants.length) return [];
   const anyCost = variants.some((x) => x.cost_usd !== null);
   const out = [
@@ -171,7 +175,9 @@ function variantsTable(variants: ResultDoc['summary']['variants'], engineName: (
   ];
   for (const x of variants) {
     const rate = mdText(rateWithCI(x.pass_rate, x.interval));
-    const cost = anyCost ? ` | ${x.cost_usd === null ? '—' : `$${x.cost_usd.toFixed(2)}`}` : '';
+    // Marked "(estimated)" when any job's cost in the arm was estimated from tokens (src/cost/).
+    const arm = armCost(arms, x.engine, x.variant);
+    const cost = anyCost ? ` | ${arm.usd !== null ? formatCost(arm, { coverage: true }) : x.cost_usd === null ? '—' : `$${x.cost_usd.toFixed(2)}`}` : '';
     out.push(
       `| ${mdText(engineName(x.engine), 80)} | ${x.variant} | ${rate} | ${x.errors} | ${x.graded_cases}/${x.cases} | ${x.passed}/${x.passed + x.failed} | ${x.trials} | ${x.skipped} | ${duration(x.mean_duration_ms)} | ${tokens(x.mean_tokens)}${cost} |`,
     );

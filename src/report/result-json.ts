@@ -5,9 +5,12 @@
  */
 import type { EngineConfig } from '../config/types.js';
 import type { TokenUsage } from '../engine/types.js';
+import type { ShardRecord } from '../plan/shard.js';
+import type { MergeRecord } from '../merge/types.js';
 import type { JobResult, TurnResult } from '../run/types.js';
 import type { RunStats, TrialResult, Variant } from '../stats/index.js';
 import { configJson, decide, type Decision, type GateResult } from '../gate/index.js';
+import { costJson, type RunCostMeta } from '../cost/result.js';
 
 /** The version of the result.json format written by this code (2: clustered intervals, three-state verdict, gates). */
 export const RESULT_SCHEMA_VERSION = '2';
@@ -19,13 +22,21 @@ export interface RunMeta {
   evalFile: string;
   /** config/hash.ts `suiteHash` of the skill folder: equal for shards and resumes of one suite. */
   suiteHash?: string;
+  /** `run --shard i/n`: which part of the plan this run is (plan/shard.ts). */
+  shard?: ShardRecord;
+  /** A run assembled by `skill-up merge` from shards (merge/types.ts). */
+  merge?: MergeRecord;
   iteration: number;
   startedAt: string;
   endedAt: string;
   durationMs: number;
   interrupted: boolean;
-  /** Jobs planned but never started (after an interrupt). */
+  /** Jobs planned but never started (after an interrupt, or refused by `--max-cost`). */
   notRun: number;
+  /** Why jobs were not run, when it was not an interrupt (e.g. `--max-cost $5.00 reached`). */
+  notRunReason?: string;
+  /** How the engines were priced and the `--max-cost` budget (src/cost/result.ts). */
+  cost?: RunCostMeta;
   engines: (EngineConfig & { resolvedVersion?: string })[];
   options: Record<string, unknown>;
   exitCode: number;
@@ -68,6 +79,7 @@ export function jobJson(r: JobResult) {
     engine_duration_ms: Math.round(r.engineDurationMs),
     tokens: usageJson(r.usage),
     ...(r.costUsd !== undefined ? { cost_usd: r.costUsd } : {}),
+    ...(r.costUsd !== undefined && r.costEstimated ? { cost_estimated: true } : {}),
     final_message: r.finalMessage,
     skills_installed: r.skillsInstalled,
     ...(r.skillsOffered ? { skills_offered: r.skillsOffered } : {}),
@@ -159,12 +171,15 @@ export function buildResultJson(meta: RunMeta, results: JobResult[]) {
     skill: meta.skill,
     eval_file: meta.evalFile,
     ...(meta.suiteHash ? { suite_hash: meta.suiteHash } : {}),
+    ...(meta.shard ? { shard: meta.shard } : {}),
+    ...(meta.merge ? { merge: meta.merge } : {}),
     iteration: meta.iteration,
     started_at: meta.startedAt,
     ended_at: meta.endedAt,
     duration_ms: Math.round(meta.durationMs),
     interrupted: meta.interrupted,
     not_run: meta.notRun,
+    ...(meta.notRunReason && meta.notRun ? { not_run_reason: meta.notRunReason } : {}),
     exit_code: meta.exitCode,
     options: meta.options,
     engines: meta.engines.map((e) => ({
@@ -182,7 +197,9 @@ export function buildResultJson(meta: RunMeta, results: JobResult[]) {
       skipped: count('skipped'),
       tokens: usageJson(tokens),
       ...(costs.length ? { cost_usd: costs.reduce((s, r) => s + r.costUsd!, 0) } : {}),
+      ...(costs.some((r) => r.costEstimated) ? { cost_estimated: true } : {}),
     },
+    cost: costJson(meta.cost, results.map((r) => ({ engine: r.engine, variant: r.variant, cost_usd: r.costUsd, cost_estimated: r.costEstimated }))),
     decision: { config: configJson(decision.config), exit_code: decision.exitCode },
     gates: snake(decision.gates) as ResultGate[],
     summary: snake(decision.stats) as ResultSummary,

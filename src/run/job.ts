@@ -5,7 +5,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Suite, TurnSpec } from '../config/types.js';
+import type { JudgeSpec, Suite, TurnSpec } from '../config/types.js';
 import type { EngineAdapter, EngineContext, EngineError, Transcript, TranscriptTurn } from '../engine/types.js';
 import { zeroUsage } from '../engine/types.js';
 import type { Job } from '../plan/plan.js';
@@ -13,9 +13,10 @@ import { createWorkspace, collectArtifacts, type Workspace } from '../runtime/in
 import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
 import { gradeJob, evaluatePostCondition, captureDetail } from '../judge/index.js';
 import type { Assertion, Grading } from '../judge/types.js';
-import type { JobResult, TurnResult } from './types.js';
+import type { JobEvents, JobResult, TurnResult } from './types.js';
 import { gradingJson } from '../report/benchmark.js';
 import { jobJson } from '../report/result-json.js';
+import { priceResult } from '../cost/estimate.js';
 
 /** A skill ready to install: where it comes from and the folder name it gets. */
 export interface ResolvedSkill {
@@ -39,12 +40,16 @@ export interface JobEnv {
   signal: AbortSignal;
   /** Pending workspace removals; the run awaits them all before it returns. */
   cleanups: Promise<void>[];
+  /** Lifecycle events of each attempt (`--event-log`), when wanted. */
+  events?: JobEvents;
 }
 
 /** Runs `job` once (no retry). */
 export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promise<JobResult> {
   const started = Date.now();
   const startedAt = new Date(started).toISOString();
+  const events = env.events;
+  events?.jobStarted(job, attempt);
   const outputDir = join(env.iterationDir, job.id);
   await mkdir(join(outputDir, 'outputs'), { recursive: true });
   const c = job.case;
@@ -108,7 +113,8 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
     };
     const prepared = await adapter.prepare(ctx);
     const transcript: Transcript = { engine: job.engine, model: engineCfg.model.name, turns: [] };
-    const verdict = await converse(job, adapter, ctx, prepared, transcript, result, deadline);
+    const turnEvents = events && { started: (i: number) => events.turnStarted(job, attempt, i), finished: (t: TurnResult) => events.turnFinished(job, attempt, t) };
+    const verdict = await converse(job, adapter, ctx, prepared, transcript, result, deadline, turnEvents);
     await writeFile(join(outputDir, 'transcript.json'), JSON.stringify(transcript, null, 2));
     result.artifacts = await collectArtifacts(ws.dir, c.collectArtifacts, join(outputDir, 'outputs', 'workspace'));
     const last = [...result.turns].reverse().find((t) => t.status === 'completed' || t.status === 'failed');
@@ -118,17 +124,21 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
     if (verdict) {
       grading = verdict;
     } else {
-      grading = await gradeJob({
-        case: c,
-        transcript,
-        finalMessage: result.finalMessage,
-        exitCode: transcript.turns.at(-1)?.exitCode ?? 0,
-        workspace: ws.dir,
-        transcriptPath: join(outputDir, 'transcript.json'),
-        skillDir: env.suite.skillDir,
-        turnStatus: result.turns.map((t) => t.status),
-        signal: jobAbort.signal,
-      });
+      const ref = (j: JudgeSpec, i: number) => ({ id: j.id ?? j.type, type: j.type, index: i + 1 });
+      grading = await gradeJob(
+        {
+          case: c,
+          transcript,
+          finalMessage: result.finalMessage,
+          exitCode: transcript.turns.at(-1)?.exitCode ?? 0,
+          workspace: ws.dir,
+          transcriptPath: join(outputDir, 'transcript.json'),
+          skillDir: env.suite.skillDir,
+          turnStatus: result.turns.map((t) => t.status),
+          signal: jobAbort.signal,
+        },
+        events ? { observer: { started: (j, i) => events.judgeStarted(job, attempt, ref(j, i)), finished: (j, i, o, ms) => events.judgeFinished(job, attempt, ref(j, i), o, ms) } } : {},
+      );
     }
     result.status = grading.status;
     result.reason = grading.reason;
@@ -154,8 +164,11 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
     result.reason = 'run interrupted';
   }
   result.durationMs = Date.now() - started;
+  // Its cost: as reported, else estimated from its tokens and the price table (src/cost/estimate.ts).
+  priceResult(result, engineCfg);
   // Written as each job ends (skill-creator's shape), so an interrupted run keeps it too.
   await writeFile(join(outputDir, 'grading.json'), JSON.stringify(gradingJson(jobJson(result)), null, 2));
+  events?.jobFinished(job, attempt, result);
   return result;
 }
 
@@ -173,6 +186,7 @@ async function converse(
   transcript: Transcript,
   result: JobResult,
   deadline: number,
+  events?: { started(index: number): void; finished(turn: TurnResult): void },
 ): Promise<Grading | undefined> {
   const specs = job.case.turns;
   // An engine that cannot resume gets the whole conversation as one prompt (captures need real turns).
@@ -208,7 +222,14 @@ async function converse(
     history.push(prompt);
     const remaining = deadline - Date.now();
     const timeoutMs = Math.min(spec.timeoutSeconds ? spec.timeoutSeconds * 1000 : Infinity, remaining);
-    const t: TranscriptTurn = await adapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [...history], timeoutMs });
+    events?.started(index);
+    let t: TranscriptTurn;
+    try {
+      t = await adapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [...history], timeoutMs });
+    } catch (e) {
+      events?.finished(emptyTurn(index, prompt, 'error', (e as Error).message));
+      throw e;
+    }
     // An engine prices the scripted model's made-up tokens at a real model's rates: that is
     // no cost anybody pays, so it is not reported.
     if (ctx.engine.model.provider === 'scripted') delete t.costUsd;
@@ -218,31 +239,36 @@ async function converse(
     accumulate(result, t);
     const turn = toTurnResult(t);
     result.turns.push(turn);
-    if (t.error) {
-      const reason = turnErrorReason(t.error, index, job.case.timeoutSeconds, Date.now() >= deadline - 100, spec.timeoutSeconds);
-      turn.reason = reason;
-      return { status: t.error.kind === 'cancelled' && ctx.signal.aborted && Date.now() < deadline - 100 ? 'skipped' : 'error', assertions: [], reason };
-    }
-    sessionId = t.sessionId ?? sessionId;
-    if (spec.postCondition) {
-      const pc = evaluatePostCondition(t.finalText, spec.postCondition);
-      if (!pc.passed) {
-        turn.status = 'failed';
-        turn.reason = 'post_condition failed';
-        if (spec.postCondition.onFail === 'fail') {
-          return { status: 'fail', assertions: prefix(pc.assertions, index), reason: `post_condition of turn ${index} failed` };
-        }
-        skipping = true;
-      }
-    }
-    for (const cap of spec.capture) {
-      const got = captureDetail(t.finalText, cap);
-      if (!got.ok || got.value === '') {
-        const reason = `capture \`${cap.variable}\` found no value in turn ${index}'s answer${got.ok ? '' : `: ${got.reason}`}`;
+    // The turn's status is final on every way out of this block (error, post-condition, capture).
+    try {
+      if (t.error) {
+        const reason = turnErrorReason(t.error, index, job.case.timeoutSeconds, Date.now() >= deadline - 100, spec.timeoutSeconds);
         turn.reason = reason;
-        return { status: 'error', assertions: [], reason };
+        return { status: t.error.kind === 'cancelled' && ctx.signal.aborted && Date.now() < deadline - 100 ? 'skipped' : 'error', assertions: [], reason };
       }
-      vars[cap.variable] = got.value;
+      sessionId = t.sessionId ?? sessionId;
+      if (spec.postCondition) {
+        const pc = evaluatePostCondition(t.finalText, spec.postCondition);
+        if (!pc.passed) {
+          turn.status = 'failed';
+          turn.reason = 'post_condition failed';
+          if (spec.postCondition.onFail === 'fail') {
+            return { status: 'fail', assertions: prefix(pc.assertions, index), reason: `post_condition of turn ${index} failed` };
+          }
+          skipping = true;
+        }
+      }
+      for (const cap of spec.capture) {
+        const got = captureDetail(t.finalText, cap);
+        if (!got.ok || got.value === '') {
+          const reason = `capture \`${cap.variable}\` found no value in turn ${index}'s answer${got.ok ? '' : `: ${got.reason}`}`;
+          turn.reason = reason;
+          return { status: 'error', assertions: [], reason };
+        }
+        vars[cap.variable] = got.value;
+      }
+    } finally {
+      events?.finished(turn);
     }
   }
   if (result.turns.every((t) => t.status === 'skipped')) return { status: 'skipped', assertions: [], reason: 'every turn was skipped' };

@@ -7,6 +7,7 @@ import type { Job } from '../plan/plan.js';
 import { runJobOnce, type JobEnv } from './job.js';
 import type { Journal } from './journal.js';
 import type { JobResult } from './types.js';
+import { withJob } from '../engine/observe.js';
 
 /** Receives progress events (the TTY display, plain log lines, tests). */
 export interface ProgressSink {
@@ -22,6 +23,18 @@ export interface ExecuteOptions {
   parallelism: number;
   journal?: Journal;
   progress?: ProgressSink;
+  /** Cost and budget (`--max-cost`, src/cost/budget.ts): may refuse a job, sees every attempt. */
+  hooks?: JobHooks;
+}
+
+/** Called around each job by `executeJobs`. */
+export interface JobHooks {
+  /** Before a job starts; false leaves it not run (it is then absent from the results). */
+  admit?(job: Job, signal: AbortSignal): Promise<boolean>;
+  /** After each attempt, retries included (already priced by runJobOnce), before the result is journaled. */
+  attempted?(job: Job, result: JobResult): void;
+  /** After an admitted job's last attempt. */
+  released?(job: Job): void;
 }
 
 /**
@@ -38,12 +51,24 @@ export async function executeJobs(opts: ExecuteOptions): Promise<JobResult[]> {
     opts.jobs.map((job) =>
       limit(async () => {
         if (env.signal.aborted) return;
-        opts.progress?.jobStarted(job);
-        let result = await runJobOnce(job, env, 1);
-        for (let attempt = 2; attempt <= policy.maxRetries + 1 && shouldRetry(result, policy.retryOn) && !env.signal.aborted; attempt++) {
-          await sleep(Math.min(1000 * 2 ** (attempt - 2), 30_000), env.signal);
-          if (env.signal.aborted) break;
-          result = await runJobOnce(job, env, attempt);
+        const hooks = opts.hooks;
+        if (hooks?.admit && !(await hooks.admit(job, env.signal))) return;
+        const once = async (attempt: number) => {
+          const r = await withJob(job.id, () => runJobOnce(job, env, attempt));
+          hooks?.attempted?.(job, r);
+          return r;
+        };
+        let result: JobResult;
+        try {
+          opts.progress?.jobStarted(job);
+          result = await once(1);
+          for (let attempt = 2; attempt <= policy.maxRetries + 1 && shouldRetry(result, policy.retryOn) && !env.signal.aborted; attempt++) {
+            await sleep(Math.min(1000 * 2 ** (attempt - 2), 30_000), env.signal);
+            if (env.signal.aborted) break;
+            result = await once(attempt);
+          }
+        } finally {
+          hooks?.released?.(job);
         }
         results[job.index] = result;
         await opts.journal?.append(result);

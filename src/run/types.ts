@@ -4,6 +4,7 @@
  */
 import type { SkillActivation, TokenUsage, Variant } from '../engine/types.js';
 import type { Assertion, Status } from '../judge/types.js';
+import type { Job } from '../plan/plan.js';
 
 /** One user turn's outcome inside a job. */
 export interface TurnResult {
@@ -40,7 +41,10 @@ export interface JobResult {
   /** Time spent inside the engine processes. */
   engineDurationMs: number;
   usage: TokenUsage;
+  /** USD: as the engine reported it, or estimated from `usage` and the price table when `costEstimated`. */
   costUsd?: number;
+  /** `costUsd` is an estimate (src/cost/estimate.ts), not a cost the engine reported. */
+  costEstimated?: boolean;
   finalMessage: string;
   turns: TurnResult[];
   /** Skill names installed into the workspace (empty for `without_skill`). */
@@ -55,4 +59,25 @@ export interface JobResult {
   artifacts: string[];
   /** Absolute path of the job's workspace, when it was kept (`--keep-workspaces`). */
   workspace?: string;
+}
+
+/** A judge as the event log names it: its `id` (else its type), its type, its 1-based place in `judges`. */
+export interface JudgeRef {
+  id: string;
+  type: string;
+  index: number;
+}
+
+/**
+ * Receives the lifecycle of one job attempt from `runJobOnce` (src/run/events.ts writes them
+ * to `--event-log`). Calls for one attempt come in order: job started, then per turn sent
+ * started/finished, then per judge started/finished, then job finished. Must not throw.
+ */
+export interface JobEvents {
+  jobStarted(job: Job, attempt: number): void;
+  jobFinished(job: Job, attempt: number, result: JobResult): void;
+  turnStarted(job: Job, attempt: number, index: number): void;
+  turnFinished(job: Job, attempt: number, turn: TurnResult): void;
+  judgeStarted(job: Job, attempt: number, judge: JudgeRef): void;
+  judgeFinished(job: Job, attempt: number, judge: JudgeRef, outcome: { status: string; reason?: string; assertions: { passed: boolean }[]; usage?: TokenUsage }, durationMs: number): void;
 }

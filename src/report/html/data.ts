@@ -38,9 +38,9 @@ export type DetailRow = [Sx, number, Sx, Usage4, number, Sx, Sx[], Sx[] | null, 
 /**
  * One job: `[case index into c, engine index into e, variant 0 = with_skill | 1 = without_skill,
  * trial (1-based), status 0 pass | 1 fail | 2 error | 3 skipped, duration_ms, tokens total,
- * cost_usd|null, reason, details]`.
+ * cost_usd|null, reason, details, and 1 when cost_usd is an estimate (absent otherwise)]`.
  */
-export type JobRow = [number, number, 0 | 1, number, 0 | 1 | 2 | 3, number, number, number | null, Sx, DetailRow];
+export type JobRow = [number, number, 0 | 1, number, 0 | 1 | 2 | 3, number, number, number | null, Sx, DetailRow, 1?];
 
 /** The document embedded in the page as `<script type="application/json" id="data">`. */
 export interface ReportData {
@@ -197,7 +197,9 @@ export function buildReportData(doc: ResultDoc, engineOrder: string[], transcrip
       job.output_dir,
       job.artifacts.map(S),
     ];
-    return [ci, ei, variant, job.trial, STATUS[job.status], job.duration_ms, job.tokens.total, job.cost_usd ?? null, T(job.reason), detail];
+    const row: JobRow = [ci, ei, variant, job.trial, STATUS[job.status], job.duration_ms, job.tokens.total, job.cost_usd ?? null, T(job.reason), detail];
+    if (job.cost_usd !== undefined && job.cost_estimated) row.push(1);
+    return row;
   });
   return { v: 1, s, e: engineOrder, c: [...cases.keys()], vs: variants.has(1) ? [0, 1] : [0], j: jobs };
 }

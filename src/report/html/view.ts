@@ -11,6 +11,7 @@ import type { ResultDoc } from '../result-json.js';
 import { chart, round, type ChartView, type Row } from './chart.js';
 import { fmtDate, fmtInt, fmtMs, fmtP, fmtPct, fmtPts, fmtTokens, fmtUsd } from './format.js';
 import type { Stats } from './stats.js';
+import { armCost, costByArm, costTotal, formatCost } from '../../cost/totals.js';
 
 export { runStats, type Stats } from './stats.js';
 export { CHART_W, CHART_WIDE_W, type ChartBar, type ChartView } from './chart.js';
@@ -106,6 +107,8 @@ export interface ReportView {
   wallTime: string;
   interrupted: boolean;
   notRun: number;
+  /** Why jobs were not run when it was not an interrupt (`--max-cost $5.00 reached`), else null. */
+  notRunReason: string | null;
   exitCode: number;
   /** What the exit code means, naming the gates that failed or could not decide. */
   outcome: { title: string; meaning: string };
@@ -185,6 +188,12 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
   }
   // The same rule as the embedded data's variant columns (data.ts), so head and rows agree.
   const baseline = doc.jobs.some((j) => j.variant === 'without_skill');
+  // Cost per arm from the jobs, marked "(estimated)" when any part was estimated (src/cost/).
+  const arms = costByArm(doc.jobs);
+  const armLine = (name: string, l: VariantLine): VariantLine => {
+    const a = armCost(arms, name, l.variant);
+    return a.usd === null ? l : { ...l, cost: formatCost(a, { coverage: true }) };
+  };
   const engineSummaries: EngineSummary[] = engines.map((name) => {
     const cfg = doc.engines.find((e) => e.name === name);
     const version = cfg ? (cfg.resolved_version ?? cfg.version ?? null) : null;
@@ -195,7 +204,7 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
       displayName: cfg?.display_name && cfg.display_name !== name ? cfg.display_name : name,
       version,
       model,
-      lines: rows.filter((r) => r.engine === name).map((r) => variantLine(r.variant, r.stats)),
+      lines: rows.filter((r) => r.engine === name).map((r) => armLine(name, variantLine(r.variant, r.stats))),
       uplift: u ? upliftView(u, stats.uplift.length) : null,
     };
   });
@@ -213,6 +222,7 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
     wallTime: fmtMs(doc.duration_ms),
     interrupted: doc.interrupted,
     notRun: doc.not_run,
+    notRunReason: doc.not_run && doc.not_run_reason ? doc.not_run_reason : null,
     exitCode: doc.exit_code,
     outcome: { title: outcome.title, meaning: `${outcome.meaning[0]!.toUpperCase()}${outcome.meaning.slice(1)}.` },
     gates: stats.gates.map((g) => ({ ...gateCells(g), stateCls: g.state })),
@@ -224,7 +234,7 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
       skipped: t.skipped,
       tokens: fmtTokens(tk.total),
       tokensTitle: `input ${fmtInt(tk.input)} · output ${fmtInt(tk.output)} · cache read ${fmtInt(tk.cache_read)} · cache write ${fmtInt(tk.cache_write)}`,
-      cost: t.cost_usd === undefined ? '—' : fmtUsd(t.cost_usd),
+      cost: costTotal(doc.jobs).usd !== null ? formatCost(costTotal(doc.jobs), { coverage: true }) : t.cost_usd === undefined ? '—' : fmtUsd(t.cost_usd),
     },
     engines: engineSummaries,
     models: [...new Set(engineSummaries.map((e) => e.model).filter((m): m is string => !!m))],

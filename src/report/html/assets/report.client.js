@@ -12,7 +12,7 @@
 (function () {
   'use strict';
 
-  /** @typedef {[number, number, 0|1, number, 0|1|2|3, number, number, number|null, number, any[]]} Job */
+  /** @typedef {[number, number, 0|1, number, 0|1|2|3, number, number, number|null, number, any[], 1?]} Job */
 
   const dataEl = document.getElementById('data');
   /** @type {{v: number, s: string[], e: string[], c: string[], vs: (0|1)[], j: Job[]}} */
@@ -298,7 +298,7 @@
       h('span', 'badge s-' + STATUS[st], SYM[st] + ' ' + STATUS[st]),
       kv('time', fmtMs(j[5])),
       kv('tokens', fmtTokens(j[6]), usageTitle(usage)),
-      j[7] != null ? kv('cost', fmtUsd(j[7])) : null,
+      j[7] != null ? kv('cost', j[10] ? '~' + fmtUsd(j[7]) + ' (estimated)' : fmtUsd(j[7])) : null,
       attempts > 1 ? kv('attempts', attempts) : null,
       h('span', 'muted', fmtDate(str(startedS))));
     n.append(meta);
