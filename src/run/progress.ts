@@ -6,6 +6,7 @@
 import type { Job } from '../plan/plan.js';
 import type { ProgressSink } from './run.js';
 import type { JobResult } from './types.js';
+import { redact, secretValues } from '../report/redact.js';
 
 /** Counts shown by the display. */
 interface Counts {
@@ -18,6 +19,8 @@ interface Counts {
 /** Creates the display for `total` jobs writing to `out` (default stderr). */
 export function createProgress(total: number, out: NodeJS.WriteStream = process.stderr): ProgressSink & { stop(): void } {
   const tty = Boolean(out.isTTY) && process.env.CI === undefined;
+  // An engine's error text can quote its environment: no secret value reaches the console.
+  const secrets = secretValues();
   const started = Date.now();
   const counts: Counts = { pass: 0, fail: 0, error: 0, skipped: 0 };
   const running = new Set<string>();
@@ -42,7 +45,7 @@ export function createProgress(total: number, out: NodeJS.WriteStream = process.
       done++;
       counts[r.status]++;
       const secs = (r.durationMs / 1000).toFixed(1);
-      const why = r.status === 'pass' ? '' : ` — ${firstProblem(r)}`;
+      const why = r.status === 'pass' ? '' : ` — ${redact(firstProblem(r), secrets)}`;
       const text = `${r.status.toUpperCase().padEnd(5)} ${job.id} (${secs}s)${why}`;
       if (tty) {
         if (r.status !== 'pass') out.write(`\r\x1b[2K${text.slice(0, width())}\n`);
