@@ -7,18 +7,10 @@ import { planJobs, PlanError, selectCases } from '../../src/plan/plan.js';
 import { assignShards, caseWeight, parseShard, shardJobs, type WeightedCase } from '../../src/plan/shard.js';
 import type { CaseSpec, EngineConfig } from '../../src/config/types.js';
 import { makeCase, makeSuite } from '../run/helpers.js';
+import { seededRandom } from '../../src/stats/distributions.js';
 
-/** A small deterministic generator (mulberry32), so the "random" suites are the same every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The stats stage's seeded generator (mulberry32), so the "random" suites are the same every run. */
+const rng = seededRandom;
 
 function randomCases(n: number, seed: number): WeightedCase[] {
   const r = rng(seed);
