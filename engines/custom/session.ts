@@ -35,7 +35,7 @@ export interface ParsedSessionResult {
 /** Raised when an agent's output is not a usable SessionResult. */
 export class SessionResultError extends Error {}
 
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
 
 /**
  * Parses a SessionResult JSON text. Required: `exit_code` (integer) and `final_message` (string).
@@ -58,6 +58,9 @@ export function parseSessionResult(text: string): ParsedSessionResult {
   const r = data as Record<string, unknown>;
   if (!Number.isInteger(r.exit_code)) throw new SessionResultError('SessionResult.exit_code must be an integer');
   if (typeof r.final_message !== 'string') throw new SessionResultError('SessionResult.final_message must be a string');
+  if (r.cost_usd !== undefined && r.cost_usd !== null && !(typeof r.cost_usd === 'number' && Number.isFinite(r.cost_usd) && r.cost_usd >= 0)) {
+    throw new SessionResultError(`SessionResult.cost_usd must be a number ≥ 0 (USD), got ${JSON.stringify(r.cost_usd)}`);
+  }
   const toolCalls: ToolCall[] = [];
   const addCall = (c: unknown) => {
     if (!c || typeof c !== 'object') return;

@@ -83,9 +83,11 @@ export function checkResumeSuite(resume: ResumeState | undefined, suite: Suite):
  * Checks `--event-log` before anything runs: not the resumed run's journal or result.json,
  * nor inside a folder `--iteration N` empties. @throws UsageError
  */
-export function eventLogTarget(file: string | undefined, outputRoot: string, iterations: number, resume?: ResumeState): string | undefined {
+export function eventLogTarget(file: string | undefined, outputRoot: string, iterations: number, resume?: ResumeState, skillDir?: string): string | undefined {
   if (file === undefined) return undefined;
   const forbidden: ForbiddenPath[] = [];
+  // Inside the skill folder the log would be installed with the skill and change the suite hash.
+  if (skillDir) forbidden.push({ path: skillDir, folder: true, why: `lies inside the skill folder ${shown(skillDir)} (it would be installed with the skill and change the suite); write it elsewhere` });
   for (let n = 1; n <= iterations; n++) {
     const dir = join(outputRoot, `iteration-${n}`);
     forbidden.push({ path: dir, folder: true, why: `lies inside ${shown(dir)}, which --iteration ${iterations} empties before it runs; write it elsewhere` });

@@ -5,6 +5,7 @@
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { loadSuite } from '../config/load.js';
 import { suiteHash } from '../config/hash.js';
+import { partialDecision } from '../cost/partial.js';
 import { canonicalEngineName, unknownEngineMessage } from '../config/engines.js';
 import type { Suite } from '../config/types.js';
 import { getAdapter, unavailableAdapter } from '../engine/registry.js';
@@ -216,7 +217,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const scripts = await loadScripts(suite);
   const skillName = (await lintSkill(suite.skillDir)).name ?? basename(suite.skillDir);
   const outputRoot = values['output-dir'] ? resolve(values['output-dir']) : defaultOutputRoot(suite.skillDir, skillName);
-  const eventLog = eventLogTarget(values['event-log'], outputRoot, iterations, resume);
+  const eventLog = eventLogTarget(values['event-log'], outputRoot, iterations, resume, suite.skillDir);
   // A shard is checked as the whole plan: the merged run is what the no_regression gate is for.
   checkPrevious(decision, fullPlan, skillName, outputRoot, iterations);
   if (values['dry-run']) {
@@ -372,7 +373,9 @@ async function runIteration(ctx: IterationContext, target: { dir: string; iterat
   const interrupted = abort.signal.aborted;
   // Priced jobs, and the gates of a run --max-cost cut short (cli/run-extras.ts, cost/partial.ts).
   const costed = finishIteration(suite, ctx.extras, decide(trialsOf(results), ctx.decision), jobs.length, results);
-  const decision = costed.decision;
+  // An interrupted run's gates cannot pass on the jobs it never ran.
+  const done = new Set(results.map((r) => r.id));
+  const decision = interrupted ? partialDecision(costed.decision, jobs.filter((j) => !done.has(j.id)), 'the run was interrupted') : costed.decision;
   // 128 + the signal's number, as shells report it: 130 for SIGINT, 143 for SIGTERM.
   const exitCode = interrupted ? (stoppedBy === 'SIGTERM' ? 143 : 130) : decision.exitCode;
   const endedAt = new Date();

@@ -15,6 +15,14 @@ const MAX_FILES = 20_000;
 const MAX_BYTES = 256 * 1024 * 1024;
 
 /**
+ * The folders of `exclude` that lie strictly inside `root`. An output folder that holds the
+ * skill folder (`--output-dir .` at a repository root) must not exclude the skill itself.
+ */
+export function excludedInside(root: string, exclude: string[]): string[] {
+  return exclude.map((e) => path.resolve(e)).filter((e) => e.startsWith(`${root}${path.sep}`));
+}
+
+/**
  * `sha256:<hex>` over the sorted relative paths and contents of the files under `skillDir`
  * (symlinks by their target text, not followed), leaving out `exclude` (absolute folders,
  * e.g. an output folder inside the skill) and {@link SKIP}.
@@ -22,7 +30,7 @@ const MAX_BYTES = 256 * 1024 * 1024;
  */
 export async function suiteHash(skillDir: string, exclude: string[] = []): Promise<string> {
   const root = path.resolve(skillDir);
-  const skip = exclude.map((e) => path.resolve(e));
+  const skip = excludedInside(root, exclude);
   const files: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

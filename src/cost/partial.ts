@@ -52,3 +52,16 @@ export function partialDecision(d: Decision, notRun: readonly Pick<Job, 'engine'
 function key(engine: string, caseId: string, variant: string): string {
   return `${engine}\u0000${caseId}\u0000${variant}`;
 }
+
+/**
+ * `d` for a run of which `notRun` planned jobs are unknown (a killed run rebuilt from its
+ * journal, whose plan is not recorded job by job): no gate but max_error_rate may PASS on it,
+ * so every PASS becomes INCONCLUSIVE; FAILs stand.
+ */
+export function incompleteDecision(d: Decision, notRun: number, why: string): Decision {
+  if (notRun <= 0) return d;
+  const gates = d.gates.map((g): GateResult =>
+    g.name !== 'max_error_rate' && g.state === 'pass' ? { ...g, state: 'inconclusive', reason: `${g.reason}; but ${notRun} planned job(s) did not run (${why})` } : g,
+  );
+  return { ...d, gates, exitCode: exitCodeOf(gates, d.config.onInconclusive) };
+}

@@ -14,7 +14,7 @@
  * Nothing secret is written: every string is redacted like the reports (src/report/redact.ts)
  * and free text (reasons) is cut to {@link MAX_TEXT} characters.
  */
-import { closeSync, openSync, realpathSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Job } from '../plan/plan.js';
 import type { TokenUsage } from '../engine/types.js';
@@ -71,10 +71,29 @@ export function checkEventLogPath(file: string, forbidden: ForbiddenPath[] = [])
   }
   const st = statOrUndefined(abs);
   if (st?.isDirectory()) throw new EventLogError(`--event-log ${file}: is a folder; give a file path (e.g. ${path.join(file, 'events.jsonl')})`);
+  if (st?.isFile() && st.size > 0 && !isEventLog(abs)) throw new EventLogError(`--event-log ${file}: exists and is not an event log; refusing to overwrite it (remove it or give another path)`);
   const parent = statOrUndefined(path.dirname(abs));
   if (!parent) throw new EventLogError(`--event-log ${file}: its folder ${path.dirname(abs)} does not exist`);
   if (!parent.isDirectory()) throw new EventLogError(`--event-log ${file}: ${path.dirname(abs)} is not a folder`);
   return path.join(realpathSync(path.dirname(abs)), path.basename(abs));
+}
+
+/** Whether the file's first line is an event of this log's protocol (an earlier log may be replaced). */
+function isEventLog(file: string): boolean {
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const buf = Buffer.alloc(4096);
+      const n = readSync(fd, buf, 0, buf.length, 0);
+      const first = buf.subarray(0, n).toString('utf8').split('\n')[0]!;
+      const e = JSON.parse(first) as Record<string, unknown>;
+      return e.protocol_version === 1 && typeof e.event === 'string' && 'sequence_number' in e;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
 }
 
 function statOrUndefined(p: string) {

@@ -14,6 +14,8 @@
 import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { excludedInside } from '../config/hash.js';
+import { incompleteDecision } from '../cost/partial.js';
 import { decide, DEFAULT_DECISION, type DecisionConfig } from '../gate/index.js';
 import type { Job } from '../plan/plan.js';
 import { buildResultJson, trialsOf, type ResultDoc, type RunMeta } from '../report/result-json.js';
@@ -162,7 +164,7 @@ const SKIP = new Set(['.git', 'node_modules', '.hg', '.svn']);
  */
 export async function suiteManifest(skillDir: string, exclude: string[] = []): Promise<Record<string, string> | undefined> {
   const root = path.resolve(skillDir);
-  const skip = exclude.map((e) => path.resolve(e));
+  const skip = excludedInside(root, exclude);
   const out: Record<string, string> = {};
   let files = 0;
   let bytes = 0;
@@ -289,7 +291,7 @@ export async function rebuildFromJournal(dir: string): Promise<ResultDoc> {
     engines: (engines.length ? engines : [{ name: 'unknown', displayName: 'unknown', model: {} }]) as RunMeta['engines'],
     options: { ...(h.options ?? {}), ...(j.resumes.length ? { resumed: j.resumes.length } : {}), rebuilt_from_journal: true },
     exitCode: KILLED_EXIT_CODE,
-    decision: decide(trialsOf(results), h.decision ?? DEFAULT_DECISION),
+    decision: incompleteDecision(decide(trialsOf(results), h.decision ?? DEFAULT_DECISION), Math.max(0, planned - results.length), 'the run was killed'),
   };
   return buildResultJson(meta, results);
 }

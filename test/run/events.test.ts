@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -39,6 +39,11 @@ describe('event log path', () => {
     expect(msg(() => checkEventLogPath(join(dir, 'no/such/events.jsonl')))).toMatch(/its folder .*no\/such does not exist/);
     writeFileSync(join(dir, 'file'), '');
     expect(msg(() => checkEventLogPath(join(dir, 'file/events.jsonl')))).toMatch(/is not a folder/);
+    // An existing file that is not an event log (SKILL.md, a result.json) is never overwritten; an earlier log may be.
+    writeFileSync(join(dir, 'SKILL.md'), '---\nname: x\n---\n');
+    expect(msg(() => checkEventLogPath(join(dir, 'SKILL.md')))).toMatch(/exists and is not an event log; refusing to overwrite it/);
+    writeFileSync(join(dir, 'old.jsonl'), '{"protocol_version":1,"event_version":1,"sequence_number":1,"event":"run_started"}\n');
+    expect(checkEventLogPath(join(dir, 'old.jsonl'))).toBe(join(realpathSync(dir), 'old.jsonl'));
     const it1 = join(dir, 'out/iteration-1');
     mkdirSync(it1, { recursive: true });
     expect(msg(() => checkEventLogPath(join(it1, 'ev.jsonl'), [{ path: it1, folder: true, why: 'inside it' }]))).toMatch(/: inside it$/);
