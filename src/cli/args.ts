@@ -37,10 +37,13 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: s
   }
 }
 
-/** Parses an integer flag within [min, max]. */
+/** A plain decimal number as people write it: no hex (`0x10`), no `Infinity`, no blanks. */
+export const DECIMAL = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+
+/** Parses an integer flag within [min, max] (decimal digits only). */
 export function intFlag(name: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
+  const n = /^-?\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got \`${value}\``);
   return n;
 }
@@ -57,7 +60,7 @@ export function listFlag(values: string[] | undefined): string[] {
 export function numberFlag(name: string, value: string | undefined, min: number, max: number, what: string, percent = false): number | undefined {
   if (value === undefined) return undefined;
   const m = percent ? /^\s*(-?[\d.]+)\s*%\s*$/.exec(value) : null;
-  const n = m ? Number(m[1]) / 100 : value.trim() === '' ? NaN : Number(value);
+  const n = m ? (DECIMAL.test(m[1]!) ? Number(m[1]) / 100 : NaN) : DECIMAL.test(value.trim()) ? Number(value) : NaN;
   if (!Number.isFinite(n) || n < min || n > max) throw new UsageError(`--${name} must be ${what}, got \`${value}\``);
   return n;
 }

@@ -14,7 +14,7 @@ import type { Job } from '../plan/plan.js';
 import type { JobHooks } from '../run/run.js';
 import type { JobResult } from '../run/types.js';
 import { createVerbose } from '../run/verbose.js';
-import { UsageError } from './args.js';
+import { DECIMAL, UsageError } from './args.js';
 import { parseFormats } from './report.js';
 
 /** What the flags of this module resolved to, for the whole run. */
@@ -37,7 +37,8 @@ export function formatsFlag(values: string[] | undefined): ReportFormat[] | unde
 /** `--max-cost USD` (`5`, `0.50`, `$5`). @throws UsageError */
 export function maxCostFlag(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value.trim().replace(/^\$/, ''));
+  const text = value.trim().replace(/^\$/, '');
+  const n = DECIMAL.test(text) ? Number(text) : NaN;
   if (value.trim() === '' || !Number.isFinite(n) || n <= 0 || n > 1e6) throw new UsageError(`--max-cost must be an amount in USD above 0 (e.g. 5 or 0.50), got \`${value}\``);
   return n;
 }
