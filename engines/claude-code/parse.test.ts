@@ -1,6 +1,6 @@
 /**
  * Parser tests over the real Claude Code 2.1.332 output captured in
- * shared/engines/samples/claude-code/ (every `*.jsonl` and the `--output-format json` sample),
+ * engines/claude-code/samples/ (real captured output, copied into the repository) (every `*.jsonl` and the `--output-format json` sample),
  * plus synthetic lines for the cases the samples do not show.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -10,11 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { parseStreamJson, StreamJsonParser, toolResultText } from './parse.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const SAMPLES = resolve(here, '../../../shared/engines/samples/claude-code');
+const SAMPLES = resolve(here, 'samples');
 
 function sample(name: string): string {
   const file = join(SAMPLES, name);
-  if (!existsSync(file)) throw new Error(`sample ${file} is missing: the tests expect shared/ beside the repository`);
+  if (!existsSync(file)) throw new Error(`sample ${file} is missing: copied from the engine's real output into engines/claude-code/samples/`);
   return readFileSync(file, 'utf8');
 }
 

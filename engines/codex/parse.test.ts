@@ -1,6 +1,6 @@
 /**
  * Parser tests over the real Codex CLI 0.171.0 output captured in
- * shared/engines/samples/codex/ (every `codex exec --json` `*.jsonl` and the trimmed rollout
+ * engines/codex/samples/ (real captured output, copied into the repository) (every `codex exec --json` `*.jsonl` and the trimmed rollout
  * file), plus synthetic lines for what the samples do not show (MCP calls, failed commands,
  * SKILL.md writes, `turn.failed` without a message).
  */
@@ -11,11 +11,11 @@ import { describe, expect, it } from 'vitest';
 import { CodexJsonParser, parseCodexJson, parseRollout, perTurnUsage, skillsReadBy } from './parse.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const SAMPLES = resolve(here, '../../../shared/engines/samples/codex');
+const SAMPLES = resolve(here, 'samples');
 
 function sample(name: string): string {
   const file = join(SAMPLES, name);
-  if (!existsSync(file)) throw new Error(`sample ${file} is missing: the tests expect shared/ beside the repository`);
+  if (!existsSync(file)) throw new Error(`sample ${file} is missing: copied from the engine's real output into engines/codex/samples/`);
   return readFileSync(file, 'utf8');
 }
 

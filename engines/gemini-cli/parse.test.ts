@@ -1,6 +1,6 @@
 /**
  * Parser tests over the real Gemini CLI 0.61.0 output captured in
- * shared/engines/samples/gemini-cli/ (every `*.stream.jsonl` and the `--output-format json`
+ * engines/gemini-cli/samples/ (real captured output, copied into the repository) (every `*.stream.jsonl` and the `--output-format json`
  * sample), plus lines captured from the same binary for the cases the samples do not show
  * (API error, quota error, unreachable server, max turns, a text run before a tool call).
  */
@@ -11,11 +11,11 @@ import { describe, expect, it } from 'vitest';
 import { GeminiStreamParser, parseGeminiStream, skillOfSkillMdPath } from './parse.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const SAMPLES = resolve(here, '../../../shared/engines/samples/gemini-cli');
+const SAMPLES = resolve(here, 'samples');
 
 function sample(name: string): string {
   const file = join(SAMPLES, name);
-  if (!existsSync(file)) throw new Error(`sample ${file} is missing: the tests expect shared/ beside the repository`);
+  if (!existsSync(file)) throw new Error(`sample ${file} is missing: copied from the engine's real output into engines/gemini-cli/samples/`);
   return readFileSync(file, 'utf8');
 }
 

@@ -10,11 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { OpencodeJsonParser, parseOpencodeJson } from './parse.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const SAMPLES = resolve(here, '../../../shared/engines/samples/opencode');
+const SAMPLES = resolve(here, 'samples');
 
 function sample(name: string): string {
   const file = join(SAMPLES, name);
-  if (!existsSync(file)) throw new Error(`sample ${file} is missing: the tests expect shared/ beside the repository`);
+  if (!existsSync(file)) throw new Error(`sample ${file} is missing: copied from the engine's real output into engines/opencode/samples/`);
   return readFileSync(file, 'utf8');
 }
 

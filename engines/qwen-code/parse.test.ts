@@ -1,6 +1,6 @@
 /**
  * Parser tests over the real Qwen Code 0.24.4 output captured in
- * shared/engines/samples/qwen-code/ (every `*.stream.jsonl` and the `--output-format json`
+ * engines/qwen-code/samples/ (real captured output, copied into the repository) (every `*.stream.jsonl` and the `--output-format json`
  * array `run4-write.json`), plus synthetic lines for the shapes the samples do not show.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -10,11 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { parseQwenOutput, QwenStreamParser, qwenToolResultText } from './parse.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const SAMPLES = resolve(here, '../../../shared/engines/samples/qwen-code');
+const SAMPLES = resolve(here, 'samples');
 
 function sample(name: string): string {
   const file = join(SAMPLES, name);
-  if (!existsSync(file)) throw new Error(`sample ${file} is missing: the tests expect shared/ beside the repository`);
+  if (!existsSync(file)) throw new Error(`sample ${file} is missing: copied from the engine's real output into engines/qwen-code/samples/`);
   return readFileSync(file, 'utf8');
 }
 
