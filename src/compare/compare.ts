@@ -25,16 +25,8 @@ export interface CompareOptions {
   onInconclusive?: OnInconclusive;
 }
 
-/** One case in one arm. */
-export interface CaseSide {
-  trials: number;
-  passed: number;
-  failed: number;
-  errors: number;
-  skipped: number;
-  /** passed / (passed + failed); null when no trial was graded. */
-  passRate: number | null;
-}
+/** One case in one arm: its counts and pass rate as the stats stage gives them (summarise.ts). */
+export type CaseSide = Pick<CaseStats, 'trials' | 'passed' | 'failed' | 'errors' | 'skipped' | 'passRate'>;
 
 /** How a case changed; `not_graded`: in both arms, but one has no graded trial (only errors or skips). */
 export type ChangeLabel = 'regressed' | 'improved' | 'unchanged' | 'new' | 'removed' | 'not_graded';

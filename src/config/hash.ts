@@ -29,24 +29,10 @@ export function excludedInside(root: string, exclude: string[]): string[] {
  * @throws what the file system throws for an unreadable skill folder.
  */
 export async function suiteHash(skillDir: string, exclude: string[] = []): Promise<string> {
-  const root = path.resolve(skillDir);
-  const skip = excludedInside(root, exclude);
-  const files: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const e of entries) {
-      if (files.length >= MAX_FILES) return;
-      const abs = path.join(dir, e.name);
-      if (SKIP.has(e.name) || skip.some((s) => abs === s || abs.startsWith(`${s}${path.sep}`))) continue;
-      if (e.isDirectory()) await walk(abs);
-      else files.push(abs);
-    }
-  };
-  await walk(root);
+  const files = await suiteFiles(skillDir, exclude, MAX_FILES);
   const h = createHash('sha256');
   let bytes = 0;
-  for (const abs of files) {
-    const rel = path.relative(root, abs).split(path.sep).join('/');
+  for (const { abs, rel } of files) {
     const st = await lstat(abs);
     h.update(`${rel}\0${st.mode & 0o111 ? 'x' : '-'}\0`);
     if (st.isSymbolicLink()) h.update(`link:${await readlink(abs)}`);
@@ -57,4 +43,27 @@ export async function suiteHash(skillDir: string, exclude: string[] = []): Promi
     h.update('\0');
   }
   return `sha256:${h.digest('hex')}`;
+}
+
+/**
+ * The files the suite hash covers, in its order: under `skillDir`, sorted by name at each
+ * level, leaving out {@link SKIP} and the `exclude` folders inside it; at most `limit` files
+ * (then the list is cut there). `rel` uses `/` whatever the platform.
+ */
+export async function suiteFiles(skillDir: string, exclude: string[], limit: number): Promise<{ abs: string; rel: string }[]> {
+  const root = path.resolve(skillDir);
+  const skip = excludedInside(root, exclude);
+  const files: { abs: string; rel: string }[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      if (files.length >= limit) return;
+      const abs = path.join(dir, e.name);
+      if (SKIP.has(e.name) || skip.some((s) => abs === s || abs.startsWith(`${s}${path.sep}`))) continue;
+      if (e.isDirectory()) await walk(abs);
+      else files.push({ abs, rel: path.relative(root, abs).split(path.sep).join('/') });
+    }
+  };
+  await walk(root);
+  return files;
 }

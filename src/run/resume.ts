@@ -12,9 +12,9 @@
  * - a folder without result.json (the run was killed) is rebuilt from the journal alone.
  */
 import { createHash } from 'node:crypto';
-import { lstat, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { lstat, readFile, readlink, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { excludedInside } from '../config/hash.js';
+import { suiteFiles } from '../config/hash.js';
 import { incompleteDecision } from '../cost/partial.js';
 import { decide, DEFAULT_DECISION, type DecisionConfig } from '../gate/index.js';
 import type { Job } from '../plan/plan.js';
@@ -155,7 +155,6 @@ export async function loadResume(dir: string): Promise<ResumeState> {
 /** Files past these bounds get no manifest (the suite hash still covers them): a changed suite is then reported by its hash alone. */
 const MANIFEST_MAX_FILES = 2000;
 const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
-const SKIP = new Set(['.git', 'node_modules', '.hg', '.svn']);
 
 /**
  * Relative path → short digest of each file the suite hash covers (the walk of
@@ -163,35 +162,23 @@ const SKIP = new Set(['.git', 'node_modules', '.hg', '.svn']);
  * refused resume can say which files changed. Undefined for very large folders.
  */
 export async function suiteManifest(skillDir: string, exclude: string[] = []): Promise<Record<string, string> | undefined> {
-  const root = path.resolve(skillDir);
-  const skip = excludedInside(root, exclude);
   const out: Record<string, string> = {};
-  let files = 0;
   let bytes = 0;
-  const walk = async (dir: string): Promise<boolean> => {
-    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const e of entries) {
-      const abs = path.join(dir, e.name);
-      if (SKIP.has(e.name) || skip.some((s) => abs === s || abs.startsWith(`${s}${path.sep}`))) continue;
-      if (e.isDirectory()) {
-        if (!(await walk(abs))) return false;
-        continue;
-      }
-      if (++files > MANIFEST_MAX_FILES) return false;
+  try {
+    const files = await suiteFiles(skillDir, exclude, MANIFEST_MAX_FILES + 1);
+    if (files.length > MANIFEST_MAX_FILES) return undefined;
+    for (const { abs, rel } of files) {
       const st = await lstat(abs);
       const h = createHash('sha256').update(st.mode & 0o111 ? 'x' : '-');
       if (st.isSymbolicLink()) h.update(`link:${await readlink(abs)}`);
       else if (st.isFile()) {
         bytes += st.size;
-        if (bytes > MANIFEST_MAX_BYTES) return false;
+        if (bytes > MANIFEST_MAX_BYTES) return undefined;
         h.update(await readFile(abs));
       } else h.update(`size:${st.size}`);
-      out[path.relative(root, abs).split(path.sep).join('/')] = h.digest('hex').slice(0, 16);
+      out[rel] = h.digest('hex').slice(0, 16);
     }
-    return true;
-  };
-  try {
-    return (await walk(root)) ? out : undefined;
+    return out;
   } catch {
     return undefined;
   }
