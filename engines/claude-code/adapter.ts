@@ -20,6 +20,7 @@ import {
   type TranscriptTurn,
   type TurnRequest,
 } from '../../src/engine/types.js';
+import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
 import { StreamJsonParser, type ClaudeStreamSummary } from './parse.js';
 
 /** npm package and executable name (also in src/engine/known.ts). */
@@ -52,6 +53,20 @@ const NON_SCRIPTED_ROUTING_VARS = [
   'ANTHROPIC_FOUNDRY_BASE_URL',
 ];
 
+/**
+ * What `claude` receives of skill-up's environment besides the common base (src/engine/env.ts):
+ * with a real model, `ANTHROPIC_*` and `CLAUDE_*` (key, base URL, auth token, model and Claude
+ * Code settings), plus `AWS_*` when `CLAUDE_CODE_USE_BEDROCK` is set and Google Cloud's
+ * variables when `CLAUDE_CODE_USE_VERTEX` is set; with the scripted model nothing more.
+ */
+export const CLAUDE_ENV_ALLOW: EnvAllowList = {
+  realModel: [/^ANTHROPIC_/, /^CLAUDE_/, 'MAX_THINKING_TOKENS', 'DISABLE_PROMPT_CACHING'],
+  select: (_engine, parent) => [
+    ...(parent.CLAUDE_CODE_USE_BEDROCK ? [/^AWS_/] : []),
+    ...(parent.CLAUDE_CODE_USE_VERTEX ? ['GOOGLE_APPLICATION_CREDENTIALS', /^GOOGLE_CLOUD_/, 'CLOUD_ML_REGION', /^VERTEX_REGION_/] : []),
+  ],
+};
+
 /** Per-job state made by `prepare`. */
 export interface ClaudePrepared {
   /** Absolute path of the `claude` executable; unset when it could not be resolved. */
@@ -76,7 +91,8 @@ export function normaliseAnthropicBaseUrl(url: string): string {
 }
 
 /**
- * The environment of one job's `claude` processes: `ctx.baseEnv` plus
+ * The environment of one job's `claude` processes: the allow-listed part of `ctx.baseEnv`
+ * (`agentEnv` with CLAUDE_ENV_ALLOW) and the suite's `environment.env`, plus
  * `HOME=<homeDir>`, `CLAUDE_CONFIG_DIR=<homeDir>/claude-config`, `XDG_{CONFIG,CACHE,DATA,STATE}_HOME`
  * under `<homeDir>`, `IS_SANDBOX=1`, `DISABLE_TELEMETRY=1`,
  * `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`, `DISABLE_AUTOUPDATER=1`,
@@ -90,7 +106,7 @@ export function normaliseAnthropicBaseUrl(url: string): string {
  */
 export function buildClaudeEnv(ctx: EngineContext, configDir: string): Record<string, string | undefined> {
   const scripted = isScripted(ctx.engine);
-  const env: Record<string, string | undefined> = { ...ctx.baseEnv };
+  const env = agentEnv(ctx, CLAUDE_ENV_ALLOW);
   env.HOME = ctx.homeDir;
   env.CLAUDE_CONFIG_DIR = configDir;
   env.XDG_CONFIG_HOME = join(ctx.homeDir, '.config');
@@ -166,6 +182,7 @@ export const claudeCodeAdapter: EngineAdapter<ClaudePrepared> = {
   npmPackage: CLAUDE_NPM_PACKAGE,
   skillDirs: ['.claude/skills'],
   supportsResume: true,
+  envAllow: CLAUDE_ENV_ALLOW,
 
   /**
    * Resolves `claude` (installing a pinned `engine.version` into the cache, with one progress

@@ -8,7 +8,9 @@
  * `OPENAI_BASE_URL`). The exact command line and environment are in README.md beside this
  * file; the facts behind them are in shared/engines/claude-code-and-codex.md §1, §3 and §5.
  */
+import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { EngineConfig } from '../../src/config/types.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
@@ -22,7 +24,9 @@ import {
   type TranscriptTurn,
   type TurnRequest,
 } from '../../src/engine/types.js';
-import { CodexJsonParser, parseRollout, type CodexStreamSummary, type CodexUsage } from './parse.js';
+import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
+import { CodexJsonParser, RolloutParser, type CodexStreamSummary, type CodexUsage } from './parse.js';
+import { textFromFile, turnTextFields } from '../../src/engine/final-text.js';
 
 /** npm package and executable name (also in src/engine/known.ts). */
 export const CODEX_NPM_PACKAGE = '@openai/codex';
@@ -41,6 +45,14 @@ const MAX_ARGV_PROMPT_BYTES = 100_000;
 
 /** Variables removed when the model is scripted: each could route auth or traffic elsewhere. */
 const NON_SCRIPTED_ROUTING_VARS = ['CODEX_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_ORGANIZATION', 'OPENAI_ORG_ID', 'OPENAI_PROJECT'];
+
+/**
+ * What `codex` receives of skill-up's environment besides the common base (src/engine/env.ts):
+ * with a real model `OPENAI_*`, `CODEX_*` and `AZURE_OPENAI_*`; with the scripted model nothing more.
+ */
+export const CODEX_ENV_ALLOW: EnvAllowList = {
+  realModel: [/^OPENAI_/, /^CODEX_/, /^AZURE_OPENAI_/],
+};
 
 /** Per-job state made by `prepare`. */
 export interface CodexPrepared {
@@ -133,7 +145,8 @@ export function buildCodexConfig(ctx: EngineContext, opts: { bypassSandbox?: boo
 }
 
 /**
- * The environment of one job's `codex` processes: `ctx.baseEnv` plus `HOME=<homeDir>`,
+ * The environment of one job's `codex` processes: the allow-listed part of `ctx.baseEnv`
+ * (`agentEnv` with CODEX_ENV_ALLOW) and the suite's `environment.env`, plus `HOME=<homeDir>`,
  * `CODEX_HOME=<homeDir>/codex-home` (codex reads `$HOME/.agents/skills` too, so both are
  * private; §3.5), `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under `<homeDir>`, `NO_COLOR=1`, and:
  * - scripted model: `OPENAI_API_KEY=skill-up-job:<jobId>` (the server files each exchange
@@ -141,7 +154,7 @@ export function buildCodexConfig(ctx: EngineContext, opts: { bypassSandbox?: boo
  * - otherwise: `OPENAI_API_KEY` exactly as in the environment.
  */
 export function buildCodexEnv(ctx: EngineContext, codexHome: string): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...ctx.baseEnv };
+  const env = agentEnv(ctx, CODEX_ENV_ALLOW);
   env.HOME = ctx.homeDir;
   env.CODEX_HOME = codexHome;
   env.XDG_CONFIG_HOME = join(ctx.homeDir, '.config');
@@ -216,17 +229,17 @@ async function fileSize(file: string | undefined): Promise<number> {
   }
 }
 
-/** The bytes of `file` from `offset` on, as UTF-8 ('' when missing). */
-async function readFrom(file: string, offset: number): Promise<string> {
-  const fh = await open(file, 'r');
+/** Feeds every line of `file` from byte `offset` on to `push`, streaming (a missing file has no lines). */
+async function feedLinesFrom(file: string, offset: number, push: (line: string) => void): Promise<void> {
+  let stream;
   try {
-    const size = (await fh.stat()).size;
-    const n = Math.max(0, size - offset);
-    const buf = Buffer.alloc(n);
-    await fh.read(buf, 0, n, offset);
-    return buf.toString('utf8');
+    stream = createReadStream(file, { encoding: 'utf8', start: offset });
+    const rl = createInterface({ input: stream, crlfDelay: Infinity });
+    for await (const line of rl) push(line);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   } finally {
-    await fh.close();
+    stream?.destroy();
   }
 }
 
@@ -256,6 +269,7 @@ export const codexAdapter: EngineAdapter<CodexPrepared> = {
   // agentskills.io location and where skill-up installs.
   skillDirs: ['.agents/skills', '.codex/skills'],
   supportsResume: true,
+  envAllow: CODEX_ENV_ALLOW,
 
   /**
    * Resolves `codex` (installing a pinned `engine.version` into the cache, with one progress
@@ -336,22 +350,24 @@ export const codexAdapter: EngineAdapter<CodexPrepared> = {
     const sessionId = parsed.sessionId ?? turn.sessionId;
     if (sessionId && parsed.cumulativeUsage) prepared.usageByThread.set(sessionId, parsed.cumulativeUsage);
 
-    let finalText = parsed.finalText;
-    try {
-      const fromFile = await readFile(lastFile, 'utf8');
-      if (fromFile.trim() !== '') finalText = fromFile.replace(/\n$/, '');
-    } catch {
-      /* no -o file (the turn failed before an answer) */
-    }
+    // The -o file is the answer when it has one (a large one stays there: one copy on disk);
+    // no -o file means the turn failed before an answer.
+    let finalText: Pick<TranscriptTurn, 'finalText' | 'finalTextFile' | 'finalTextBytes'> = { finalText: parsed.finalText };
+    const fromFile = await textFromFile(ctx.outputDir, lastRel, 'newline');
+    if (fromFile.file || fromFile.text.trim() !== '') finalText = turnTextFields(fromFile);
 
     const skillActivations = [...parsed.skillActivations];
     let skillsListed: string[] | undefined;
     const rollout = sessionId ? await findRolloutFile(prepared.codexHome, sessionId) : undefined;
     if (rollout) {
-      const whole = parseRollout(await readFile(rollout, 'utf8'));
-      skillsListed = whole.skillsListed;
+      // Line by line (the rollout holds the whole thread): memory is bounded by one line.
+      const whole = new RolloutParser();
+      await feedLines(rollout, (line) => whole.push(line));
+      skillsListed = whole.finish().skillsListed;
       const start = rollout === rolloutBefore ? offset : 0;
-      for (const skill of parseRollout(await readFrom(rollout, start)).mentioned) {
+      const recent = new RolloutParser();
+      await feedLinesFrom(rollout, start, (line) => recent.push(line));
+      for (const skill of recent.finish().mentioned) {
         if (!skillActivations.some((a) => a.skill === skill)) skillActivations.push({ skill, via: '$skill mention' });
       }
     }
@@ -362,7 +378,7 @@ export const codexAdapter: EngineAdapter<CodexPrepared> = {
     if ((await fileSize(lastFile)) > 0) rawFiles.push(lastRel);
     const out: TranscriptTurn = {
       ...base,
-      finalText,
+      ...finalText,
       toolCalls: parsed.toolCalls,
       skillActivations,
       ...(skillsListed ? { skillsListed } : {}),

@@ -325,30 +325,47 @@ export interface CodexRolloutSummary {
  * whole file for `skillsListed` and the part written during a turn for that turn's `mentioned`.
  */
 export function parseRollout(text: string): CodexRolloutSummary {
-  let listing: string | undefined;
-  let sawContext = false;
-  const mentioned: string[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
+  const p = new RolloutParser();
+  for (const line of text.split('\n')) p.push(line);
+  return p.finish();
+}
+
+/**
+ * Incremental {@link parseRollout}: `push` each line of a rollout file (read line by line, so
+ * memory is bounded by the longest line, not the thread), then `finish`.
+ */
+export class RolloutParser {
+  private listing: string | undefined;
+  private sawContext = false;
+  private readonly mentioned: string[] = [];
+
+  /** Consumes one line (blank and non-JSON lines are skipped). */
+  push(line: string): void {
+    if (!line.trim()) return;
     let d: unknown;
     try {
       d = JSON.parse(line);
     } catch {
-      continue;
+      return;
     }
-    if (!isObj(d) || d.type !== 'response_item' || !isObj(d.payload)) continue;
+    if (!isObj(d) || d.type !== 'response_item' || !isObj(d.payload)) return;
     const p = d.payload;
-    if (p.type !== 'message' || !Array.isArray(p.content)) continue;
-    sawContext = true;
+    if (p.type !== 'message' || !Array.isArray(p.content)) return;
+    this.sawContext = true;
     for (const c of p.content) {
       const t = isObj(c) ? str(c.text) : undefined;
       if (!t) continue;
-      if ((p.role === 'developer' || p.role === 'system') && t.includes('<skills_instructions>')) listing = t;
+      if ((p.role === 'developer' || p.role === 'system') && t.includes('<skills_instructions>')) this.listing = t;
       if (p.role === 'user' && t.trimStart().startsWith('<skill>')) {
-        const name = /<name>\s*([^<]+?)\s*<\/name>/.exec(t)?.[1];
-        if (name && !mentioned.includes(name)) mentioned.push(name);
+        const name = /<name>([^<]+)<\/name>/.exec(t)?.[1]?.trim();
+        if (name && !this.mentioned.includes(name)) this.mentioned.push(name);
       }
     }
   }
-  return { ...(listing !== undefined ? { skillsListed: parseSkillListing([listing]) } : sawContext ? { skillsListed: [] } : {}), mentioned };
+
+  /** What the lines said. */
+  finish(): CodexRolloutSummary {
+    const listed = this.listing !== undefined ? { skillsListed: parseSkillListing([this.listing]) } : this.sawContext ? { skillsListed: [] } : {};
+    return { ...listed, mentioned: [...this.mentioned] };
+  }
 }

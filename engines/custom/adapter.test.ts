@@ -95,14 +95,18 @@ describe('custom engine, local transport', () => {
     expect(alive(child)).toBe(false);
   });
 
-  it('drains 50 MB of output to disk and truncates what it reads back', async () => {
+  it('keeps a 50 MB answer whole in its stdout file: the turn holds a bounded preview and the reference', async () => {
     const { root, ctx } = setup({ transport: 'local' });
-    const agent = script(root, 'loud.sh', 'head -c 52428800 /dev/zero | tr "\\0" "a"');
+    const agent = script(root, 'loud.sh', 'head -c 52428800 /dev/zero | tr "\\0" "a"; printf "THE-END\\n\\n"');
     const adapter = createCustomAdapter({ transport: 'local', responseFormat: 'text', conversationMode: 'batch', env: {}, kwargs: {}, local: { command: agent, args: [] } }, root);
     const t = await adapter.runTurn(ctx, await adapter.prepare(ctx), turn('x'));
     expect(t.error).toBeUndefined();
-    expect(t.finalText.length).toBeLessThan(17 * 1024 * 1024);
-    expect(t.finalText).toContain('[skill-up: output truncated at 16777216 of 52428800 bytes]');
+    expect(t.finalTextFile).toBe('outputs/turn-1.stdout.txt');
+    // The answer is the stdout without its trailing white space: the file's first N bytes.
+    expect(t.finalTextBytes).toBe(52428800 + 'THE-END'.length);
+    expect(t.finalText.length).toBeLessThan(16 * 1024);
+    expect(t.finalText.endsWith('THE-END')).toBe(true);
+    expect(t.finalText).toContain('the whole text is in outputs/turn-1.stdout.txt');
   });
 
   it('reports a missing command as kind missing', async () => {
@@ -190,15 +194,22 @@ describe('expandTemplate', () => {
 });
 
 describe('output caps', () => {
-  it('keeps at most 32 MiB of a stream on disk while draining and counting all of it', async () => {
+  it('keeps at most the cap (SKILL_UP_MAX_OUTPUT_BYTES) of a stream on disk while draining and counting all of it, and says so', async () => {
     const { root, ctx } = setup({ transport: 'local' });
-    const agent = script(root, 'flood.sh', 'head -c 104857600 /dev/zero | tr "\\0" "y"');
+    const agent = script(root, 'flood.sh', 'head -c 10485760 /dev/zero | tr "\\0" "y"');
     const adapter = createCustomAdapter({ transport: 'local', responseFormat: 'text', conversationMode: 'batch', env: {}, kwargs: {}, local: { command: agent, args: [] } }, root);
-    const t = await adapter.runTurn(ctx, await adapter.prepare(ctx), turn('x', 60_000));
-    expect(t.error).toBeUndefined();
-    expect(t.finalText).toContain('[skill-up: output truncated at 16777216 of 104857600 bytes]');
-    const { statSync } = await import('node:fs');
-    expect(statSync(join(ctx.outputDir, 'outputs/turn-1.stdout.txt')).size).toBe(32 * 1024 * 1024);
+    const before = process.env.SKILL_UP_MAX_OUTPUT_BYTES;
+    process.env.SKILL_UP_MAX_OUTPUT_BYTES = String(1024 * 1024);
+    try {
+      const t = await adapter.runTurn(ctx, await adapter.prepare(ctx), turn('x', 60_000));
+      expect(t.error?.kind).toBe('protocol');
+      expect(t.error?.message).toContain('the answer (stdout) larger than 1048576 bytes (10485760 bytes)');
+      const { statSync } = await import('node:fs');
+      expect(statSync(join(ctx.outputDir, 'outputs/turn-1.stdout.txt')).size).toBe(1024 * 1024);
+    } finally {
+      if (before === undefined) delete process.env.SKILL_UP_MAX_OUTPUT_BYTES;
+      else process.env.SKILL_UP_MAX_OUTPUT_BYTES = before;
+    }
   });
 
   it('names a command that is not found or not executable', async () => {

@@ -3,21 +3,31 @@
  * Contract: engines/custom/README.md (after alibaba/skill-up's custom engine).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { CustomEngineConfig } from '../../src/config/types.js';
 import { blankTurn, type EngineAdapter, type EngineContext, type EngineError, type TranscriptTurn } from '../../src/engine/types.js';
-import { describeFailure, readHead, readTail, runProcess } from '../../src/engine/proc.js';
+import { describeFailure, maxStreamBytes, readHead, readTail, runProcess, truncationError } from '../../src/engine/proc.js';
+import { textFromFile, turnTextFields } from '../../src/engine/final-text.js';
+import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
+import { createRedactingWriteStream } from '../../src/util/out.js';
 import { expandTemplate, TemplateError } from './template.js';
-import { parseSessionResult, SessionResultError, type SessionInput } from './session.js';
+import { ContainmentError, resolveInside } from '../../src/util/contain.js';
+import { readSessionResultFile, SessionResultError, type FileSessionResult, type SessionInput } from './session.js';
 
 /** Where skills are installed for a custom agent: the cross-client `.agents/skills` convention (agentskills.io). */
 export const CUSTOM_SKILL_DIR = '.agents/skills';
 
-/** Most of an agent's stdout read back for parsing; the whole output stays on disk. */
-export const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+/** A custom agent receives the common base only (src/engine/env.ts) plus what the suite names. */
+export const CUSTOM_ENV_ALLOW: EnvAllowList = {};
+
 
 interface Prepared {
+  /** The agent's whole environment: allow-listed base, `environment.env`, `HOME`, `engine.custom.env`. */
   env: Record<string, string | undefined>;
+  /** What `${VAR}` in the command, args, cwd, url and headers expands against: skill-up's environment plus `env`. */
+  templateEnv: Record<string, string | undefined>;
   vars: Record<string, string>;
   skillRoot: string;
 }
@@ -28,6 +38,7 @@ export function createCustomAdapter(cfg: CustomEngineConfig, skillRoot: string):
     name: 'custom',
     skillDirs: [CUSTOM_SKILL_DIR],
     supportsResume: cfg.conversationMode === 'stateful',
+    envAllow: CUSTOM_ENV_ALLOW,
     async prepare(ctx) {
       const vars: Record<string, string> = {
         workspace: ctx.workspace,
@@ -44,10 +55,12 @@ export function createCustomAdapter(cfg: CustomEngineConfig, skillRoot: string):
         output_dir: ctx.outputDir,
       };
       for (const [k, v] of Object.entries(cfg.kwargs)) vars[`kwargs.${k}`] = v;
-      const env: Record<string, string | undefined> = { ...ctx.baseEnv, HOME: ctx.homeDir };
+      // Only the common base and environment.env (src/engine/env.ts), never skill-up's whole
+      // environment: anything else the agent needs is named in engine.custom.env.
+      const env: Record<string, string | undefined> = { ...agentEnv(ctx, CUSTOM_ENV_ALLOW), HOME: ctx.homeDir };
       for (const [k, v] of Object.entries(cfg.env)) env[k] = expandTemplate(v, vars, ctx.baseEnv);
       if (ctx.modelBaseUrl) env.SKILL_UP_MODEL_URL = ctx.modelBaseUrl;
-      return { env, vars, skillRoot };
+      return { env, templateEnv: { ...ctx.baseEnv, ...env }, vars, skillRoot };
     },
     async runTurn(ctx, prep, turn) {
       const started = performance.now();
@@ -77,12 +90,12 @@ export function createCustomAdapter(cfg: CustomEngineConfig, skillRoot: string):
   };
 }
 
-/** A SessionResult's fields as a turn patch. @throws SessionResultError */
-function fromResult(text: string): Partial<TranscriptTurn> {
-  const parsed = parseSessionResult(text);
+/** A SessionResult's fields as a turn patch (the final message whole, or its preview and file). */
+function fromResult(parsed: FileSessionResult): Partial<TranscriptTurn> {
   return {
     exitCode: parsed.exitCode,
     finalText: parsed.finalMessage,
+    ...(parsed.finalMessageFile ? { finalTextFile: parsed.finalMessageFile, finalTextBytes: parsed.finalMessageBytes } : {}),
     sessionId: parsed.sessionId,
     usage: parsed.usage,
     costUsd: parsed.costUsd,
@@ -110,18 +123,35 @@ function finish(base: TranscriptTurn, started: number, patch: Partial<Transcript
 
 async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started }: Call): Promise<TranscriptTurn> {
   const local = cfg.local!;
-  const inputRel = expandTemplate(local.inputFile ?? '.skill-up/session-input.json', vars, prep.env);
-  const inputFile = resolve(ctx.workspace, inputRel);
-  const outputFile = local.outputFile ? resolve(ctx.workspace, expandTemplate(local.outputFile, vars, prep.env)) : undefined;
+  const inputRel = expandTemplate(local.inputFile ?? '.skill-up/session-input.json', vars, prep.templateEnv);
+  // input_file, output_file and cwd must stay inside the workspace once expanded, symbolic
+  // links followed (src/util/contain.ts); otherwise the turn is an error naming the field.
+  const refused = (e: unknown) => {
+    if (e instanceof ContainmentError) return finish(base, started, { error: { kind: 'crash', message: e.message } });
+    throw e;
+  };
+  let inputFile: string;
+  let outputFile: string | undefined;
+  try {
+    inputFile = await resolveInside(ctx.workspace, inputRel, 'engine.custom.local.input_file');
+    outputFile = local.outputFile ? await resolveInside(ctx.workspace, expandTemplate(local.outputFile, vars, prep.templateEnv), 'engine.custom.local.output_file') : undefined;
+  } catch (e) {
+    return refused(e);
+  }
   const allVars = { ...vars, input_file: inputFile, output_file: outputFile ?? '' };
   await mkdir(dirname(inputFile), { recursive: true });
   await writeFile(inputFile, JSON.stringify(input, null, 2));
   if (outputFile) await mkdir(dirname(outputFile), { recursive: true });
-  let command = expandTemplate(local.command, allVars, prep.env);
+  let command = expandTemplate(local.command, allVars, prep.templateEnv);
   // A relative path with a slash is the agent shipped beside the suite: resolve it against the skill root.
   if (command.includes('/') && !isAbsolute(command)) command = resolve(prep.skillRoot, command);
-  const args = local.args.map((a) => expandTemplate(a, allVars, prep.env));
-  const cwd = local.cwd ? resolve(ctx.workspace, expandTemplate(local.cwd, allVars, prep.env)) : ctx.workspace;
+  const args = local.args.map((a) => expandTemplate(a, allVars, prep.templateEnv));
+  let cwd = ctx.workspace;
+  try {
+    if (local.cwd) cwd = await resolveInside(ctx.workspace, expandTemplate(local.cwd, allVars, prep.templateEnv), 'engine.custom.local.cwd');
+  } catch (e) {
+    return refused(e);
+  }
   const outDir = join(ctx.outputDir, 'outputs');
   await mkdir(outDir, { recursive: true });
   const stdoutRel = `outputs/turn-${base.index}.stdout.txt`;
@@ -139,17 +169,25 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
     if (r.exitCode !== 0) {
       return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'crash', message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000)) } });
     }
-    const out = await readHead(stdoutFile, MAX_OUTPUT_BYTES);
-    const finalText = out.truncated ? `${out.text}\n[skill-up: output truncated at ${MAX_OUTPUT_BYTES} of ${r.stdoutBytes} bytes]` : out.text;
-    return finish(base, started, { rawFiles, exitCode: 0, finalText: finalText.trimEnd() });
+    if (r.stdoutTruncated) return finish(base, started, { rawFiles, exitCode: 0, error: truncationError('the answer (stdout)', r.stdoutBytes, maxStreamBytes()) });
+    // The answer is the whole stdout, trailing white space left out: a large one stays in the
+    // stdout file itself (one copy on disk), the turn holds a preview and the reference.
+    return finish(base, started, { rawFiles, exitCode: 0, ...turnTextFields(await textFromFile(ctx.outputDir, stdoutRel, 'end')) });
   }
-  const out = await readHead(outputFile ?? stdoutFile, MAX_OUTPUT_BYTES);
-  if (out.truncated) {
-    const size = outputFile ? out.size : r.stdoutBytes;
-    return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'protocol', message: `SessionResult larger than ${MAX_OUTPUT_BYTES} bytes (${size})` } });
+  if (!outputFile && r.stdoutTruncated) {
+    return finish(base, started, { rawFiles, exitCode: r.exitCode, error: truncationError('the SessionResult (stdout)', r.stdoutBytes, maxStreamBytes()) });
+  }
+  // The agent may have made output_file a link out of the workspace (to /etc/passwd): checked again now.
+  if (outputFile) {
+    try {
+      outputFile = await resolveInside(ctx.workspace, outputFile, 'engine.custom.local.output_file');
+    } catch (e) {
+      return refused(e);
+    }
   }
   try {
-    return finish(base, started, { rawFiles, ...fromResult(out.text) });
+    const parsed = await readSessionResultFile(outputFile ?? stdoutFile, ctx.outputDir, `outputs/turn-${base.index}.final.txt`, maxStreamBytes());
+    return finish(base, started, { rawFiles, ...fromResult(parsed) });
   } catch (e) {
     if (!(e instanceof SessionResultError)) throw e;
     const why = r.exitCode !== 0 ? describeFailure(r, timeoutMs, await readTail(stderrFile, 2000)) : e.message;
@@ -159,38 +197,115 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
 
 async function runHttp({ cfg, ctx, prep, vars, input, timeoutMs, base, started }: Call): Promise<TranscriptTurn> {
   const http = cfg.http!;
-  const url = expandTemplate(http.url, vars, prep.env);
+  const url = expandTemplate(http.url, vars, prep.templateEnv);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  for (const [k, v] of Object.entries(http.headers)) headers[k] = expandTemplate(v, vars, prep.env);
+  for (const [k, v] of Object.entries(http.headers)) headers[k] = expandTemplate(v, vars, prep.templateEnv);
   const signals = [ctx.signal];
   if (Number.isFinite(timeoutMs)) signals.push(AbortSignal.timeout(timeoutMs));
   const outDir = join(ctx.outputDir, 'outputs');
   await mkdir(outDir, { recursive: true });
   const rawRel = `outputs/turn-${base.index}.response.json`;
   const rawFiles = [rawRel];
-  let text: string;
+  const rawFile = join(ctx.outputDir, rawRel);
+  const cap = maxStreamBytes();
+  const signal = AbortSignal.any(signals);
   try {
-    const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(input), signal: AbortSignal.any(signals) });
-    text = await res.text();
-    await writeFile(join(ctx.outputDir, rawRel), text);
-    if (!res.ok) {
-      return finish(base, started, { rawFiles, error: { kind: 'api', message: `HTTP ${res.status} from ${url}: ${text.slice(0, 500)}` } });
+    const { res } = await post(url, headers, JSON.stringify(input), signal);
+    const body = await saveBody(res, rawFile, cap);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 299) {
+      const head = (await readHead(rawFile, 2000)).text.slice(0, 500);
+      return finish(base, started, { rawFiles, error: { kind: 'api', message: `HTTP ${status} from ${url}: ${head}` } });
     }
+    if (body.cut) return finish(base, started, { rawFiles, error: truncationError('the answer', body.bytes, cap, true) });
   } catch (e) {
     const err = e as Error;
     if (ctx.signal.aborted) return finish(base, started, { error: { kind: 'cancelled', message: 'cancelled' } });
-    if (err.name === 'TimeoutError') {
+    if (err.name === 'TimeoutError' || (signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError')) {
       return finish(base, started, { error: { kind: 'timeout', message: `timed out after ${(timeoutMs / 1000).toFixed(1)} s` } });
     }
     const cause = (err as { cause?: Error }).cause;
     return finish(base, started, { error: { kind: 'crash', message: `POST ${url} failed: ${cause?.message ?? err.message}` } });
   }
-  if (cfg.responseFormat === 'text') return finish(base, started, { rawFiles, exitCode: 0, finalText: text.trimEnd() });
+  if (cfg.responseFormat === 'text') return finish(base, started, { rawFiles, exitCode: 0, ...turnTextFields(await textFromFile(ctx.outputDir, rawRel, 'end')) });
   try {
-    return finish(base, started, { rawFiles, ...fromResult(text) });
+    const parsed = await readSessionResultFile(rawFile, ctx.outputDir, `outputs/turn-${base.index}.final.txt`, cap);
+    return finish(base, started, { rawFiles, ...fromResult(parsed) });
   } catch (e) {
     if (!(e instanceof SessionResultError)) throw e;
     return finish(base, started, { rawFiles, error: { kind: 'protocol', message: e.message } });
   }
 }
 
+
+/** Redirects followed at most, as `fetch` would (307/308 repeat the POST; 301/302/303 become a GET). */
+const MAX_REDIRECTS = 5;
+
+/**
+ * POSTs `body` to `url` with node:http(s) (not `fetch`: its HTTP client alone costs some 30 MB
+ * of memory, and node's streams give backpressure to the socket), following redirects. Resolves
+ * once the answer's headers arrive; the body is still to be read. Rejects on a network error
+ * or when `signal` aborts.
+ */
+function post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal, hops = 0): Promise<{ res: IncomingMessage; url: string }> {
+  return new Promise((resolvePost, reject) => {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      reject(new Error(`invalid URL ${JSON.stringify(url)}`));
+      return;
+    }
+    const send = target.protocol === 'https:' ? httpsRequest : target.protocol === 'http:' ? httpRequest : undefined;
+    if (!send) {
+      reject(new Error(`unsupported protocol ${target.protocol} (http: or https:)`));
+      return;
+    }
+    const payload = body === '' ? undefined : Buffer.from(body);
+    const req = send(target, { method: payload ? 'POST' : 'GET', headers: payload ? { ...headers, 'content-length': String(payload.length) } : headers, signal }, (res) => {
+      const status = res.statusCode ?? 0;
+      const location = res.headers.location;
+      if ([301, 302, 303, 307, 308].includes(status) && location && hops < MAX_REDIRECTS) {
+        res.resume();
+        const next = new URL(location, target).toString();
+        const again = status === 307 || status === 308 ? body : '';
+        post(next, headers, again, signal, hops + 1).then(resolvePost, reject);
+        return;
+      }
+      resolvePost({ res, url });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/**
+ * Streams an HTTP answer's body into `file` (secrets redacted as it is written), pausing the
+ * socket while the file falls behind, so memory holds one network chunk. Past `cap` bytes it
+ * stops: the first `cap` bytes are kept and the connection is closed, so reading ends at once
+ * (and the agent stops sending). `bytes` counts what arrived (a lower bound when cut).
+ */
+async function saveBody(res: IncomingMessage, file: string, cap: number): Promise<{ bytes: number; cut: boolean }> {
+  const out = createRedactingWriteStream(file);
+  const failed = new Promise<never>((_, rej) => out.once('error', rej));
+  failed.catch(() => undefined);
+  let bytes = 0;
+  let cut = false;
+  try {
+    for await (const chunk of res) {
+      const value = chunk as Buffer;
+      const room = cap - bytes;
+      bytes += value.length;
+      if (value.length > room) {
+        if (room > 0) out.write(value.subarray(0, room));
+        cut = true;
+        res.destroy();
+        break;
+      }
+      if (!out.write(value)) await Promise.race([new Promise((r) => out.once('drain', r)), failed]);
+    }
+  } finally {
+    await Promise.race([new Promise<void>((r) => out.end(() => r())), failed]).catch(() => undefined);
+  }
+  return { bytes, cut };
+}

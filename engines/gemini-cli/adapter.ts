@@ -24,6 +24,7 @@ import {
   type TranscriptTurn,
   type TurnRequest,
 } from '../../src/engine/types.js';
+import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
 import { GeminiStreamParser, type GeminiRawStats, type GeminiStreamSummary } from './parse.js';
 
 /** npm package and executable name (also in src/engine/known.ts). */
@@ -63,6 +64,15 @@ const NON_SCRIPTED_ROUTING_VARS = [
   'CLOUD_SHELL',
   'GEMINI_MODEL',
 ];
+
+/**
+ * What `gemini` receives of skill-up's environment besides the common base (src/engine/env.ts):
+ * with a real model `GEMINI_*`, `GOOGLE_*` (API key, Vertex AI project, location, credentials
+ * file), `CODE_ASSIST_*` and `CLOUD_SHELL`; with the scripted model nothing more.
+ */
+export const GEMINI_ENV_ALLOW: EnvAllowList = {
+  realModel: [/^GEMINI_/, /^GOOGLE_/, /^CODE_ASSIST_/, 'CLOUD_SHELL'],
+};
 
 /** Variables always removed: an IDE companion's connection (a run must not talk to the
  * user's editor) and system-prompt overrides meant for the user's own sessions. */
@@ -162,7 +172,8 @@ export function buildGeminiSettings(ctx: EngineContext): GeminiSettings {
 }
 
 /**
- * The environment of one job's `gemini` processes: `ctx.baseEnv` plus
+ * The environment of one job's `gemini` processes: the allow-listed part of `ctx.baseEnv`
+ * (`agentEnv` with GEMINI_ENV_ALLOW) and the suite's `environment.env`, plus
  * `HOME` = `GEMINI_CLI_HOME` = `<homeDir>` (gemini's user dir is `$GEMINI_CLI_HOME/.gemini`; user
  * skills are read from there, not from `$HOME`), `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under it,
  * `TMPDIR=<homeDir>/tmp` (the CLI writes `gemini-client-error-*.json` reports to the OS temp
@@ -182,7 +193,7 @@ export function buildGeminiSettings(ctx: EngineContext): GeminiSettings {
  */
 export function buildGeminiEnv(ctx: EngineContext): Record<string, string | undefined> {
   const scripted = isScripted(ctx.engine);
-  const env: Record<string, string | undefined> = { ...ctx.baseEnv };
+  const env = agentEnv(ctx, GEMINI_ENV_ALLOW);
   for (const v of ALWAYS_DROPPED_VARS) delete env[v];
   env.HOME = ctx.homeDir;
   env.GEMINI_CLI_HOME = ctx.homeDir;
@@ -261,6 +272,7 @@ export const geminiCliAdapter: EngineAdapter<GeminiPrepared> = {
   // `.agents/skills` alias wins over `.gemini/skills`, so the skill under test is installed there.
   skillDirs: ['.agents/skills', '.gemini/skills'],
   supportsResume: true,
+  envAllow: GEMINI_ENV_ALLOW,
 
   /**
    * Resolves `gemini` (installing a pinned `engine.version` into the cache, with one progress

@@ -363,10 +363,14 @@ describe('opencode adapter (pure parts)', () => {
       OPENCODE_DISABLE_MODELS_FETCH: '1',
       npm_config_registry: 'http://127.0.0.1:9/',
       PATH: '/usr/bin',
-      OPENAI_API_KEY: 'sk-real',
     });
     expect(env.OPENCODE_CONFIG_CONTENT).toBeUndefined();
     expect(env.OPENCODE_PERMISSION).toBeUndefined();
+    // Credentials are the allow-list's (src/engine/env.ts): none with the scripted model, the provider's with a real one.
+    expect(env.OPENAI_API_KEY).toBeUndefined();
+    const real = buildOpencodeEnv(baseCtx({ engine: engine({ model: { provider: 'openai', name: 'gpt-x' } }) }));
+    expect(real.OPENAI_API_KEY).toBe('sk-real');
+    expect(real.OPENCODE_CONFIG_CONTENT).toBeUndefined();
   });
 
   it('base URL gets exactly one /v1', () => {

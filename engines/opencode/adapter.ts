@@ -21,6 +21,7 @@ import {
   type TranscriptTurn,
   type TurnRequest,
 } from '../../src/engine/types.js';
+import { agentEnv, type EnvAllowList, type EnvPattern } from '../../src/engine/env.js';
 import { OpencodeJsonParser, type OpencodeSummary } from './parse.js';
 
 /** npm package and executable name (also in src/engine/known.ts). */
@@ -38,6 +39,36 @@ export const DEFAULT_SCRIPTED_MODEL = 'scripted-model';
  * silently, and the run is unaffected (doc §6).
  */
 export const DEAD_NPM_REGISTRY = 'http://127.0.0.1:9/';
+
+/** Environment prefixes of OpenCode providers whose variables are not simply `<ID>_*`. */
+const PROVIDER_ENV: Record<string, readonly EnvPattern[]> = {
+  google: ['GOOGLE_GENERATIVE_AI_API_KEY', 'GEMINI_API_KEY'],
+  'google-vertex': [/^GOOGLE_/, /^VERTEX_/],
+  'google-vertex-anthropic': [/^GOOGLE_/, /^VERTEX_/],
+  'amazon-bedrock': [/^AWS_/],
+  azure: [/^AZURE_/],
+  togetherai: [/^TOGETHER_/],
+  'github-copilot': [],
+};
+
+/**
+ * What `opencode` receives of skill-up's environment besides the common base
+ * (src/engine/env.ts): with a real model `OPENCODE_*` and the variables of the model's provider
+ * only (`engine.model.provider`, else the `provider/` of `engine.model.name`): `<ID>_*` for
+ * provider id ID (`anthropic` → `ANTHROPIC_*`, `openrouter` → `OPENROUTER_*`), or the
+ * provider's known names (PROVIDER_ENV: `google`, `google-vertex`, `amazon-bedrock` → `AWS_*`,
+ * `azure`, …); with the scripted model nothing more.
+ */
+export const OPENCODE_ENV_ALLOW: EnvAllowList = {
+  realModel: [/^OPENCODE_/],
+  select: (engine) => {
+    const id = engine.model.provider ?? (engine.model.name?.includes('/') ? engine.model.name.split('/')[0] : undefined);
+    if (!id) return [];
+    const known = PROVIDER_ENV[id];
+    if (known) return known;
+    return [new RegExp(`^${id.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_`)];
+  },
+};
 
 /** Per-job state made by `prepare`. */
 export interface OpencodePrepared {
@@ -127,7 +158,8 @@ export function buildOpencodeConfig(ctx: EngineContext, maxSteps: number): Recor
 }
 
 /**
- * The environment of one job's `opencode` processes: `ctx.baseEnv` plus `HOME=<homeDir>` and
+ * The environment of one job's `opencode` processes: the allow-listed part of `ctx.baseEnv`
+ * (`agentEnv` with OPENCODE_ENV_ALLOW) and the suite's `environment.env`, plus `HOME=<homeDir>` and
  * `XDG_{CONFIG,DATA,CACHE,STATE}_HOME` under it (config, the session database
  * `opencode/opencode.db`, caches and logs all stay in the job), `OPENCODE_DISABLE_AUTOUPDATE=1`,
  * `OPENCODE_DISABLE_MODELS_FETCH=1` (the bundled models list is used), `OPENCODE_DISABLE_SHARE=1`,
@@ -137,7 +169,7 @@ export function buildOpencodeConfig(ctx: EngineContext, maxSteps: number): Recor
  * from the environment are removed so the job's config is the only one besides the workspace's.
  */
 export function buildOpencodeEnv(ctx: EngineContext): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...ctx.baseEnv };
+  const env = agentEnv(ctx, OPENCODE_ENV_ALLOW);
   for (const v of ['OPENCODE_CONFIG', 'OPENCODE_CONFIG_CONTENT', 'OPENCODE_CONFIG_DIR', 'OPENCODE_PERMISSION', 'OPENCODE_DB']) delete env[v];
   // OpenCode takes its working directory from $PWD when set (verified: an inherited PWD made it
   // work in the caller's folder, not the workspace), so PWD must name the workspace.
@@ -213,6 +245,7 @@ export const opencodeAdapter: EngineAdapter<OpencodePrepared> = {
   // Doc §2 "Skills": project skills are found in all of these; skill-up installs into the first.
   skillDirs: ['.opencode/skills', '.opencode/skill', '.claude/skills', '.agents/skills'],
   supportsResume: true,
+  envAllow: OPENCODE_ENV_ALLOW,
 
   /**
    * Resolves `opencode` (installing a pinned `engine.version` into the cache) and returns the

@@ -23,6 +23,7 @@ import {
   type TranscriptTurn,
   type TurnRequest,
 } from '../../src/engine/types.js';
+import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
 import { QwenStreamParser, type QwenSummary } from './parse.js';
 
 /** npm package and executable name (also in src/engine/known.ts). */
@@ -88,11 +89,29 @@ export function buildQwenSettings(scripted: boolean): Record<string, unknown> {
   return s;
 }
 
+/**
+ * What `qwen` receives of skill-up's environment besides the common base (src/engine/env.ts):
+ * with a real model `OPENAI_*`, `DASHSCOPE_*` and `QWEN_*`, plus the provider's own for
+ * `--auth-type anthropic` (`ANTHROPIC_*`), `gemini` (`GEMINI_*`, `GOOGLE_API_KEY`) and
+ * `vertex-ai` (`GOOGLE_*`, `GEMINI_*`); with the scripted model nothing more.
+ */
+export const QWEN_ENV_ALLOW: EnvAllowList = {
+  realModel: [/^OPENAI_/, /^DASHSCOPE_/, /^QWEN_/],
+  select: (engine) => {
+    const auth = qwenAuthType(engine);
+    if (auth === 'anthropic') return [/^ANTHROPIC_/];
+    if (auth === 'gemini') return [/^GEMINI_/, 'GOOGLE_API_KEY'];
+    if (auth === 'vertex-ai') return [/^GOOGLE_/, /^GEMINI_/];
+    return [];
+  },
+};
+
 /** Variables removed from the environment with a scripted model: each would route or authenticate elsewhere. */
 const NON_SCRIPTED_VARS = ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_MODEL', 'DASHSCOPE_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'QWEN_MODEL'];
 
 /**
- * The environment of one job's `qwen` processes: `ctx.baseEnv` plus `HOME=<homeDir>` (Qwen reads
+ * The environment of one job's `qwen` processes: the allow-listed part of `ctx.baseEnv`
+ * (`agentEnv` with QWEN_ENV_ALLOW) and the suite's `environment.env`, plus `HOME=<homeDir>` (Qwen reads
  * `~/.agents/skills` through `os.homedir()`), `QWEN_HOME=<homeDir>/.qwen`,
  * `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under `<homeDir>`, `QWEN_CODE_SUPPRESS_YOLO_WARNING=1`, and:
  * - scripted: `OPENAI_BASE_URL=<ctx.modelBaseUrl>/v1`, `OPENAI_API_KEY=skill-up-job:<jobId>`
@@ -104,7 +123,7 @@ const NON_SCRIPTED_VARS = ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_MODEL', 
  * @throws EngineUnavailable when the model is scripted but no server URL was given.
  */
 export function buildQwenEnv(ctx: EngineContext, qwenHome: string): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...ctx.baseEnv };
+  const env = agentEnv(ctx, QWEN_ENV_ALLOW);
   env.PWD = ctx.workspace; // as for OpenCode: never let an inherited PWD name another folder
   env.HOME = ctx.homeDir;
   env.QWEN_HOME = qwenHome;
@@ -190,6 +209,7 @@ export const qwenCodeAdapter: EngineAdapter<QwenPrepared> = {
   // Doc §4 "Skills": PROJECT_SKILL_DIRS = [".qwen", ".agents"]; `.claude/skills` is not read.
   skillDirs: ['.qwen/skills', '.agents/skills'],
   supportsResume: true,
+  envAllow: QWEN_ENV_ALLOW,
 
   /**
    * Resolves `qwen` (installing a pinned `engine.version` into the cache) and returns the version

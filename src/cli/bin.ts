@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `skill-up` executable: runs the CLI and sets the exit code. */
 import { main } from './main.js';
+import { installConsoleRedaction, redactor } from '../util/redact.js';
 
 // Parallel jobs do many small file operations at once; libuv's default pool of 4 threads
 // queues them. It is created on first use, so this takes effect when set before any I/O.
@@ -13,6 +14,11 @@ for (const stream of [process.stdout, process.stderr]) {
     if (e.code !== 'EPIPE') throw e;
   });
 }
+
+// Every line skill-up prints passes the redactor: secrets of its environment now, the suite's
+// once it is loaded (src/engine/env.ts prepareSuiteEnv).
+redactor();
+installConsoleRedaction();
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -5,7 +5,7 @@
  * between two halves that cannot differ, the noise floor of the uplift, and the power table.
  * Writes calibration.json and calibration.md into the run's iteration folder.
  */
-import { writeFile } from 'node:fs/promises';
+import { writeJson, writeText } from '../util/out.js';
 import { dirname, join } from 'node:path';
 import { calibrate, calibrationJson, DEFAULT_SPLITS, hasGradedTrials, renderCalibrationMarkdown, renderCalibrationText } from '../calibrate/index.js';
 import { loadSuite } from '../config/load.js';
@@ -120,8 +120,8 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   const dir = run.iterationDir ?? dirname(file);
   const jsonFile = join(dir, 'calibration.json');
   const mdFile = join(dir, 'calibration.md');
-  await writeFile(jsonFile, `${JSON.stringify(calibrationJson(cal, { resultFile: file, toolVersion: VERSION }), null, 2)}\n`);
-  await writeFile(mdFile, renderCalibrationMarkdown(cal));
+  await writeJson(jsonFile, calibrationJson(cal, { resultFile: file, toolVersion: VERSION }), { newline: true });
+  await writeText(mdFile, renderCalibrationMarkdown(cal));
   process.stdout.write(renderCalibrationText(cal));
   process.stdout.write(`wrote ${jsonFile}\nwrote ${mdFile}\n`);
 

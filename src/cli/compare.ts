@@ -4,7 +4,7 @@
  * or writes its renderings. The exit code is the comparison's (gate rules: 0, 1, 3, 4).
  */
 import { statSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { listFlag, numberFlag, parse, UsageError } from './args.js';
 
@@ -76,10 +76,11 @@ async function load(arg: string) {
 /** Writes `text` to `file` (creating its folder), secrets redacted. @throws UsageError naming the flag when it cannot. */
 async function put(flag: string, file: string, text: string): Promise<string> {
   const { redact, secretValues } = await import('../report/redact.js');
+  const { writeText } = await import('../util/out.js');
   const target = path.resolve(file);
   try {
     await mkdir(path.dirname(target), { recursive: true });
-    await writeFile(target, redact(text, secretValues()));
+    await writeText(target, redact(text, secretValues()));
   } catch (e) {
     throw new UsageError(`--${flag} ${file}: cannot write: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }

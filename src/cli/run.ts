@@ -2,15 +2,17 @@
  * `skill-up run [path]`: load → plan → run → grade → report, with a live progress display,
  * a crash-safe journal, and Ctrl-C handling that stops the engines and still writes reports.
  */
+import { setMaxListeners } from 'node:events';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { loadSuite } from '../config/load.js';
 import { suiteHash } from '../config/hash.js';
 import { partialDecision } from '../cost/partial.js';
-import { canonicalEngineName, unknownEngineMessage } from '../config/engines.js';
+import { canonicalEngineName, missingVersionError, unknownEngineMessage } from '../config/engines.js';
 import type { Suite } from '../config/types.js';
 import { getAdapter, unavailableAdapter } from '../engine/registry.js';
 import { EngineUnavailable, type EngineAdapter } from '../engine/types.js';
 import { killAllGroups } from '../engine/proc.js';
+import { prepareSuiteEnv, SuiteEnvError } from '../engine/env.js';
 import { planJobs, selectCases, type Job, type PlanOptions } from '../plan/plan.js';
 import { parseShard, shardJobs, type ShardRecord } from '../plan/shard.js';
 import { writeReports } from '../report/write.js';
@@ -20,7 +22,8 @@ import { lintSkill } from '../skill/lint.js';
 import { planSkillInstall, SkillInstallError } from '../skill/install.js';
 import { ConfigError } from '../config/diagnostics.js';
 import type { ResolvedSkill } from '../run/job.js';
-import { createIterationDir, defaultOutputRoot, resetIterationDir } from '../run/output.js';
+import { createIterationDir, defaultOutputRoot, OutputDirError, resetIterationDir } from '../run/output.js';
+import { fitParallelism } from '../run/limits.js';
 import { createProgress } from '../run/progress.js';
 import { executeJobs } from '../run/run.js';
 import { loadScripts, startScriptedModel } from '../run/model.js';
@@ -187,6 +190,13 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   if (values['no-delete']) values['keep-workspaces'] = true;
   const shardSpec = values.shard !== undefined ? parseShard(values.shard) : undefined;
   const { suite, warnings } = await loadForRun(positionals[0], Boolean(values.auto));
+  // environment.env expanded; every value the suite hands to processes becomes a secret to redact.
+  try {
+    prepareSuiteEnv(suite);
+  } catch (e) {
+    if (e instanceof SuiteEnvError) throw new UsageError(e.message);
+    throw e;
+  }
   printWarnings(warnings);
   checkResumeSuite(resume, suite);
   const engineNames = listFlag(values.engine as string[] | undefined);
@@ -213,7 +223,14 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
       process.stderr.write(`note: case \`${c.id}\` runs only on ${c.engines.join(', ')}, which this run does not include\n`);
     }
   }
-  const parallelism = parallelismFlag ?? suite.parallelism;
+  // Checked against the open-file limit (run/limits.ts): lowered with a warning, or refused (exit 3).
+  const fitted = fitParallelism(parallelismFlag ?? suite.parallelism);
+  if (fitted.error) {
+    process.stderr.write(`error: ${fitted.error}\n`);
+    return none(3);
+  }
+  if (fitted.warning) process.stderr.write(`warning: ${fitted.warning}\n`);
+  const parallelism = fitted.parallelism;
   const scripts = await loadScripts(suite);
   const skillName = (await lintSkill(suite.skillDir)).name ?? basename(suite.skillDir);
   const outputRoot = values['output-dir'] ? resolve(values['output-dir']) : defaultOutputRoot(suite.skillDir, skillName);
@@ -237,6 +254,9 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
       adapters.set(e.name, adapter);
     } catch (err) {
       if (!(err instanceof EngineUnavailable)) throw err;
+      // A pinned version npm does not have is a mistake in eval.yaml: exit 2 at its line, before any job.
+      const badPin = missingVersionError(suite.evalFile, e, err.message);
+      if (badPin) throw badPin;
       process.stderr.write(`error: ${err.message}\n`);
       adapters.set(e.name, unavailableAdapter(e.name, err.message));
     }
@@ -247,7 +267,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const ctx: IterationContext = { argv, values, suite, suiteHash: hash, shard: sharded?.record, jobs, parallelism, trials, baseline, decision, scripts, skillName, skills, adapters, versions, extras, log };
   startEvents(log, eventLog, { skillName, suite, jobs: jobs.length, iterations });
   if (iterations === 0) {
-    const dir = resume ? { dir: resume.dir, iteration: resume.header.iteration } : await createIterationDir(outputRoot);
+    const dir = resume ? { dir: resume.dir, iteration: resume.header.iteration } : await usableOutput(outputRoot, () => createIterationDir(outputRoot));
     const r = await runIteration(ctx, dir);
     endEvents(log, [r], r.exitCode);
     return { exitCode: r.exitCode, resultFile: `${dir.dir}/result.json`, iterationDir: dir.dir };
@@ -258,7 +278,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
       process.stderr.write(`iteration ${n}${n < iterations ? `..${iterations}` : ''} not run: ${extras.budget.reason}\n`);
       break;
     }
-    const dir = await resetIterationDir(outputRoot, n);
+    const dir = await usableOutput(outputRoot, () => resetIterationDir(outputRoot, n));
     if (iterations > 1) process.stderr.write(`\n== iteration ${n} of ${iterations}\n`);
     const r = await runIteration(ctx, dir);
     outcomes.push(r);
@@ -268,6 +288,20 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const last = outcomes[outcomes.length - 1]!;
   endEvents(log, outcomes, combineExitCodes(outcomes.map((o) => o.exitCode)));
   return { exitCode: combineExitCodes(outcomes.map((o) => o.exitCode)), resultFile: `${last.dir}/result.json`, iterationDir: last.dir };
+}
+
+/**
+ * Runs `f` on the output root; any file-system error (a write-only or unreadable folder,
+ * EACCES, ENOSPC …) becomes an OutputDirError: one message naming the folder, exit code 2
+ * (the folder is the user's choice and nothing ran yet), never a stack trace.
+ */
+async function usableOutput<T>(root: string, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    if (e instanceof OutputDirError || typeof (e as NodeJS.ErrnoException).code !== 'string') throw e;
+    throw new OutputDirError(`cannot use the output folder ${root}: ${(e as Error).message}`);
+  }
 }
 
 /** Everything one iteration needs, resolved once for the whole run. */
@@ -315,6 +349,8 @@ async function runIteration(ctx: IterationContext, target: { dir: string; iterat
   process.stderr.write(`skill-up ${VERSION}: ${jobs.length} job(s) of ${new Set(jobs.map((j) => j.case.id)).size} case(s) → ${dir}\n`);
 
   const abort = new AbortController();
+  // Every running job listens to it (up to 256): not a leak, so no MaxListenersExceededWarning.
+  setMaxListeners(0, abort.signal);
   let interrupts = 0;
   let stoppedBy: NodeJS.Signals | undefined;
   const onSignal = (sig: NodeJS.Signals) => {
@@ -352,6 +388,7 @@ async function runIteration(ctx: IterationContext, target: { dir: string; iterat
         skills: ctx.skills,
         iterationDir: dir,
         keepWorkspaces: Boolean(values['keep-workspaces']),
+        // The source adapters pick an allow-list from (src/engine/env.ts); no process gets it whole.
         baseEnv: { ...process.env },
         cleanups: [],
         modelBaseUrl: model?.url,
@@ -379,7 +416,7 @@ async function runIteration(ctx: IterationContext, target: { dir: string; iterat
   // 128 + the signal's number, as shells report it: 130 for SIGINT, 143 for SIGTERM.
   const exitCode = interrupted ? (stoppedBy === 'SIGTERM' ? 143 : 130) : decision.exitCode;
   const endedAt = new Date();
-  const { written, skipped, doc } = await writeReports(
+  const reports = await writeReports(
     dir,
     {
       tool: { name: 'skill-up', version: VERSION },
@@ -402,7 +439,17 @@ async function runIteration(ctx: IterationContext, target: { dir: string; iterat
     },
     results,
     ctx.extras.formats ?? reportFormats(suite.report.formats, results),
-  );
+  ).catch((e: NodeJS.ErrnoException) => {
+    // Disk full, folder gone or made read-only during the run: one line and exit 3, no stack trace.
+    if (typeof e.code !== 'string') throw e;
+    process.stderr.write(`error: cannot write the reports in ${dir}: ${e.message}\n`);
+    return undefined;
+  });
+  if (!reports) {
+    printSummary(decision, results.length, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])), 3, { costLines: costed.lines, notRunReason: costed.notRunReason });
+    return { iteration, dir, exitCode: interrupted ? exitCode : 3, interrupted, decision };
+  }
+  const { written, skipped, doc } = reports;
   printSummary(decision, results.length, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])), exitCode, { costLines: costed.lines, notRunReason: costed.notRunReason });
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
   if (values['keep-workspaces']) process.stdout.write(`kept ${results.filter((r) => r.workspace).length} workspace(s); each job's path is \`workspace\` in result.json\n`);

@@ -1,5 +1,10 @@
 /** `skill-up validate [path]` and `skill-up list-cases [path]`. */
+import { existsSync } from 'node:fs';
+import type { Diagnostic } from '../config/diagnostics.js';
+import { DiagnosticBag } from '../config/diagnostics.js';
 import { loadSuite } from '../config/load.js';
+import type { Suite } from '../config/types.js';
+import { positionOf, readYamlSource, type Segment } from '../config/yaml-source.js';
 import { loadScripts } from '../run/model.js';
 import { parse, UsageError } from './args.js';
 import { printWarnings } from './diagnostics.js';
@@ -33,10 +38,35 @@ export async function validateCommand(argv: string[]): Promise<number> {
   }
   if (positionals.length > 1) throw new UsageError('validate takes one path');
   const { suite, warnings } = await loadSuite(positionals[0], { cwd: process.cwd(), validateAllCases: true });
-  printWarnings(warnings);
+  printWarnings([...warnings, ...runFlagWarnings(suite)]);
   await loadScripts(suite);
   process.stdout.write(`✓ ${suite.evalFile} is valid (${suite.cases.length} case(s), engine ${suite.engines.map((e) => e.displayName).join(', ')})\n`);
   return 0;
+}
+
+/**
+ * What `skill-up run` would refuse before its first job unless a flag changes it: `gates.min_uplift`
+ * without the without_skill arm (`--baseline` adds it) and a `gates.no_regression.baseline` that
+ * does not exist (`--no-regression` replaces it). Warnings, since the flags can make them right.
+ */
+export function runFlagWarnings(suite: Suite): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const g = suite.gates;
+  const noBaseline = g.minUplift !== undefined && !suite.benchmark.enabled;
+  const missingPrevious = g.noRegression !== undefined && !existsSync(g.noRegression.baseline);
+  if (!noBaseline && !missingPrevious) return out;
+  const src = readYamlSource(suite.evalFile, new DiagnosticBag());
+  const at = (segments: Segment[], path: string, message: string) => {
+    const { line, col } = positionOf(src, segments, 'key');
+    out.push({ file: suite.evalFile, line, col, path, message, severity: 'warning' });
+  };
+  if (noBaseline) {
+    at(['gates', 'min_uplift'], 'gates.min_uplift', 'needs the without_skill arm: `skill-up run` stops here unless it is given `--baseline`; set `benchmark.enabled: true` to always run it');
+  }
+  if (missingPrevious) {
+    at(['gates', 'no_regression', 'baseline'], 'gates.no_regression.baseline', `${g.noRegression!.baseline} does not exist: \`skill-up run\` stops here unless \`--no-regression\` names another run (or the file exists by then)`);
+  }
+  return out;
 }
 
 /** Runs `list-cases`; returns the exit code. */

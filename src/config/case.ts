@@ -8,8 +8,10 @@ import type { CaseContext, CaseSpec, ExpectSpec, JudgeSpec, PostCondition, TurnS
 import { canonicalEngineName, unknownEngineMessage } from './engines.js';
 import { buildExpect, mergeExpect, unique } from './expect.js';
 import { buildJudges } from './judges.js';
-import { checkWorkspacePath, skillPath } from './paths.js';
+import { checkFolderSymlinks, checkWorkspaceFileNames, checkWorkspacePath, skillPath } from './paths.js';
 import { checkCapturePattern } from './patterns.js';
+import { checkTimeoutSeconds, reservedCaseIdProblem } from './limits.js';
+import { literalBracesHint, turnVariables } from './turn-template.js';
 import { warnUnsupportedSections } from './unsupported.js';
 import type { Field } from './yaml-source.js';
 
@@ -46,6 +48,11 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
     }
     id = fallbackId;
   }
+  const reserved = id !== undefined ? reservedCaseIdProblem(id) : undefined;
+  if (reserved) {
+    if (field.has('id')) idField.error(reserved);
+    else field.error(`${reserved}; the id is taken from the file name: rename the file or set \`id\``, field.segments.length > 0 ? 'value' : 'key');
+  }
   warnUnsupportedSections(field);
 
   const input = field.get('input');
@@ -65,7 +72,7 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
     tags: unique([...(field.get('tag').str() ? [field.get('tag').str()!] : []), ...field.get('tags').strings()]),
     turns,
     context: buildContext(field.get('context'), d.skillDir),
-    timeoutSeconds: pickTimeout(constraints.get('timeout_seconds').int(), d.timeoutSeconds),
+    timeoutSeconds: pickTimeout(checkTimeoutSeconds(constraints.get('timeout_seconds'), true), d.timeoutSeconds),
     maxTurns: pickPositive(constraints.get('max_turns').int(), d.maxTurns, DEFAULT_MAX_TURNS),
     trials: field.get('trials').int() ?? d.trials,
     expect: mergeExpect(d.expect, own),
@@ -107,6 +114,12 @@ function buildTurns(input: Field): TurnSpec[] {
   }
   if (hasPrompt || !hasTurns) {
     const prompt = input.get('prompt').str();
+    // A single message has no earlier turn: any `{{name}}` in it would make every job an error.
+    for (const ref of prompt !== undefined && !hasTurns ? turnVariables(prompt) : []) {
+      input.get('prompt').error(
+        `\`{{${ref.name}}}\` is not captured by an earlier turn: \`input.prompt\` is a single message, so nothing can fill it in; ${literalBracesHint(ref)}`,
+      );
+    }
     return prompt !== undefined ? [{ content: prompt, capture: [] }] : [];
   }
   const captured = new Set<string>();
@@ -119,9 +132,11 @@ function buildTurns(input: Field): TurnSpec[] {
       t.error('a turn needs `content`: the user message', 'value');
     }
     const content = t.get('content').str() ?? '';
-    for (const m of content.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g)) {
-      if (!captured.has(m[1]!)) {
-        t.get('content').error(`\`{{${m[1]}}}\` is not captured by an earlier turn (\`capture: [{variable: ${m[1]}, pattern: …}]\`), so it cannot be filled in`);
+    for (const ref of turnVariables(content)) {
+      if (!captured.has(ref.name)) {
+        t.get('content').error(
+          `\`{{${ref.name}}}\` is not captured by an earlier turn (\`capture: [{variable: ${ref.name}, pattern: …}]\`), so it cannot be filled in; ${literalBracesHint(ref)}`,
+        );
       }
     }
     const turn: TurnSpec = { content, capture: [] };
@@ -143,7 +158,7 @@ function buildTurns(input: Field): TurnSpec[] {
     }
     const pc = t.get('post_condition');
     if (pc.isMap()) turn.postCondition = buildPostCondition(pc);
-    const timeout = t.get('timeout_seconds').int();
+    const timeout = checkTimeoutSeconds(t.get('timeout_seconds'));
     if (timeout !== undefined) turn.timeoutSeconds = timeout;
     turns.push(turn);
   }
@@ -164,10 +179,11 @@ function buildContext(f: Field, skillDir: string): CaseContext {
   if (!f.isMap()) return context;
   if (!f.get('repo_fixture').missing) {
     const fixture = skillPath(f.get('repo_fixture'), skillDir, 'folder', 'repo fixture');
-    if (fixture) context.repoFixture = fixture;
+    // Its files are copied into every workspace: a link out of the skill folder would hand the agent that file.
+    if (fixture && checkFolderSymlinks(f.get('repo_fixture'), fixture, skillDir, 'repo fixture')) context.repoFixture = fixture;
   }
+  checkWorkspaceFileNames(f.get('files'));
   for (const [name, content] of f.get('files').entries()) {
-    checkWorkspacePath(content, 'file name', name, 'key');
     if (typeof content.value === 'string') context.files[name] = content.value;
   }
   const git = f.get('git');

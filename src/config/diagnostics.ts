@@ -37,16 +37,55 @@ function relativeTo(file: string, cwd: string): string {
   return file;
 }
 
-/** Accumulates diagnostics while a loader walks the input. */
+/**
+ * Most errors (and, separately, warnings) a bag keeps per file. A file with more (a generated
+ * 20 MB suite) gets one extra diagnostic counting the rest, so a report stays readable and
+ * collecting it stays fast.
+ */
+export const MAX_DIAGNOSTICS_PER_FILE = 100;
+
+/** The "… and N more" diagnostics, sorted after the others of their file. */
+const SUMMARIES = new WeakSet<Diagnostic>();
+
+/** Accumulates diagnostics while a loader walks the input (at most {@link MAX_DIAGNOSTICS_PER_FILE} per file and severity). */
 export class DiagnosticBag {
   readonly items: Diagnostic[] = [];
+  private readonly counts = new Map<string, number>();
+  private readonly overflow = new Map<string, { d: Diagnostic; dropped: number }>();
 
+  /** Records an error (or counts it in the file's "… more" line once the file has its maximum). */
   error(file: string, line: number, col: number, path: string, message: string): void {
-    this.items.push({ file, line, col, path, message, severity: 'error' });
+    this.add({ file, line, col, path, message, severity: 'error' });
   }
 
+  /** Records a warning (capped like errors). */
   warn(file: string, line: number, col: number, path: string, message: string): void {
-    this.items.push({ file, line, col, path, message, severity: 'warning' });
+    this.add({ file, line, col, path, message, severity: 'warning' });
+  }
+
+  /** False when a further diagnostic of `severity` in `file` would only be counted (callers may skip locating it). */
+  accepts(file: string, severity: Diagnostic['severity'] = 'error'): boolean {
+    return (this.counts.get(`${severity}\u0000${file}`) ?? 0) < MAX_DIAGNOSTICS_PER_FILE;
+  }
+
+  private add(d: Diagnostic): void {
+    const key = `${d.severity}\u0000${d.file}`;
+    const n = this.counts.get(key) ?? 0;
+    if (n < MAX_DIAGNOSTICS_PER_FILE) {
+      this.counts.set(key, n + 1);
+      this.items.push(d);
+      return;
+    }
+    let o = this.overflow.get(key);
+    if (!o) {
+      o = { d: { ...d, line: 0, col: 0, path: '', message: '' }, dropped: 0 };
+      SUMMARIES.add(o.d);
+      this.overflow.set(key, o);
+      this.items.push(o.d);
+    }
+    o.dropped++;
+    const what = d.severity === 'error' ? 'errors' : 'warnings';
+    o.d.message = `… and ${o.dropped.toLocaleString('en-US')} more ${what} in this file, not listed (the first ${MAX_DIAGNOSTICS_PER_FILE} are shown)`;
   }
 
   get hasErrors(): boolean {
@@ -58,7 +97,9 @@ export class DiagnosticBag {
     if (this.hasErrors) throw new ConfigError(this.sorted());
   }
 
+  /** The diagnostics by file, line and column; a file's "… and N more" line comes last in it. */
   sorted(): Diagnostic[] {
-    return [...this.items].sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col);
+    const last = (d: Diagnostic) => (SUMMARIES.has(d) ? 1 : 0);
+    return [...this.items].sort((a, b) => a.file.localeCompare(b.file) || last(a) - last(b) || a.line - b.line || a.col - b.col);
   }
 }

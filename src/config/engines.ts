@@ -6,7 +6,10 @@ import type { CustomEngineConfig, EngineConfig, ModelConfig } from './types.js';
 import { nearest } from './schema-errors.js';
 import { skillPath } from './paths.js';
 import { credentialReferences, literalCredential } from './secrets.js';
-import type { Field } from './yaml-source.js';
+import { checkAgentWorkspacePath, checkHttpUrl, checkLocalCommand, checkTemplateRefs } from './custom.js';
+import { checkTimeoutSeconds } from './limits.js';
+import { ConfigError, DiagnosticBag } from './diagnostics.js';
+import { Field, readYamlSource } from './yaml-source.js';
 
 /** Built-in engines by canonical name. */
 export const BUILTIN_ENGINES = ['claude_code', 'codex', 'opencode', 'gemini_cli', 'qwen_code'] as const;
@@ -86,9 +89,34 @@ export function buildEngine(field: Field, skillDir: string): EngineConfig | unde
   const version = field.get('version').str();
   if (version !== undefined && !canonical) {
     field.get('version').warn('`version` only pins built-in engines installed from npm; ignored for a custom engine', 'key');
-  } else if (version !== undefined) engine.version = version;
-  if (!canonical && customField.isMap()) engine.custom = buildCustom(customField);
+  } else if (version !== undefined) {
+    const problem = versionProblem(version);
+    if (problem) field.get('version').error(problem);
+    else engine.version = version;
+  }
+  if (!canonical && customField.isMap()) engine.custom = buildCustom(customField, skillDir);
   return engine;
+}
+
+/** An exact semantic version: `2.1.3`, `1.0.0-beta.2`, `0.5.0+build.7` (no ranges, tags or paths). */
+export const EXACT_VERSION = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+
+/**
+ * Why `version` cannot be an `engine.version` pin, or undefined. skill-up installs exactly that
+ * version into its cache (one folder per version), so it must be an exact version: a tag
+ * (`latest`) or a range (`^2.0.0`) would be cached under its own name and never updated, and
+ * a path or URL (`file:…`, `../x`) is not an npm version at all.
+ */
+export function versionProblem(version: string): string | undefined {
+  if (EXACT_VERSION.test(version)) return undefined;
+  const shown = `\`${version.length > 60 ? `${version.slice(0, 57)}...` : version}\``;
+  let what: string;
+  if (/^(file|link|git|git\+\w+|https?|npm|workspace):/i.test(version) || /[\\/]/.test(version) || version.startsWith('.')) what = 'a path or URL, not an npm version';
+  else if (/^v\d+\.\d+\.\d+/.test(version) && EXACT_VERSION.test(version.slice(1))) what = `written with a leading \`v\` (write \`${version.slice(1)}\`)`;
+  else if (/^[A-Za-z][\w-]*$/.test(version) && !/^[xX*]$/.test(version)) what = 'a dist-tag, which moves';
+  else if (/[\^~<>=*| ]|^\d+(\.\d+)?$|(^|\.)[xX](\.|$)/.test(version)) what = 'a version range';
+  else what = 'not a version';
+  return `engine version ${shown} is ${what}; \`version\` must be an exact version such as 2.1.3 (skill-up installs exactly that version of the engine into its cache)`;
 }
 
 function buildModel(field: Field, skillDir: string): ModelConfig {
@@ -116,7 +144,7 @@ function buildModel(field: Field, skillDir: string): ModelConfig {
   return model;
 }
 
-function buildCustom(field: Field): CustomEngineConfig {
+function buildCustom(field: Field, skillDir: string): CustomEngineConfig {
   const transport = field.get('transport').str() === 'http' ? 'http' : 'local';
   const custom: CustomEngineConfig = {
     transport,
@@ -125,7 +153,7 @@ function buildCustom(field: Field): CustomEngineConfig {
     env: field.get('env').scalarMap(),
     kwargs: field.get('kwargs').scalarMap(),
   };
-  const timeout = field.get('timeout_seconds').int();
+  const timeout = checkTimeoutSeconds(field.get('timeout_seconds'));
   if (timeout !== undefined && timeout > 0) custom.timeoutSeconds = timeout;
 
   const local = field.get('local');
@@ -144,6 +172,15 @@ function buildCustom(field: Field): CustomEngineConfig {
     local.get('args').items().forEach(checkNoSecret);
     checkNoSecret(local.get('cwd'));
     if (transport === 'local') {
+      // What the first job would otherwise find: the agent cannot start, a variable is unset,
+      // a file it reads or writes lies outside its workspace.
+      checkLocalCommand(local.get('command'), skillDir, process.env, custom.env, custom.kwargs);
+      for (const f of [local.get('command'), ...local.get('args').items(), local.get('cwd'), local.get('input_file'), local.get('output_file')]) {
+        checkTemplateRefs(f, custom.kwargs, process.env, custom.env);
+      }
+      checkAgentWorkspacePath(local.get('cwd'), 'working folder `cwd`');
+      checkAgentWorkspacePath(local.get('input_file'), '`input_file`');
+      checkAgentWorkspacePath(local.get('output_file'), '`output_file`');
       custom.local = { command: local.get('command').str() ?? '', args: local.get('args').strings() };
       const cwd = local.get('cwd').str();
       const inputFile = local.get('input_file').str();
@@ -159,8 +196,15 @@ function buildCustom(field: Field): CustomEngineConfig {
     for (const key of ['request_body', 'files']) {
       if (http.has(key)) http.get(key).warn(`\`http.${key}\` is not supported yet; ignored`, 'key');
     }
-    if (transport === 'http') custom.http = { url: http.get('url').str() ?? '', headers: http.get('headers').scalarMap() };
+    if (transport === 'http') {
+      checkHttpUrl(http.get('url'));
+      checkTemplateRefs(http.get('url'), custom.kwargs, process.env, custom.env);
+      for (const [, header] of http.get('headers').entries()) checkTemplateRefs(header, custom.kwargs, process.env, custom.env);
+      custom.http = { url: http.get('url').str() ?? '', headers: http.get('headers').scalarMap() };
+    }
   }
+  // `env` values are expanded against skill-up's own environment (not against each other).
+  for (const [, value] of field.get('env').entries()) checkTemplateRefs(value, custom.kwargs, process.env, undefined);
   for (const [, value] of field.get('env').entries()) warnLiteral(value, 'an environment value');
   for (const [key, value] of field.get('kwargs').entries()) {
     if (typeof value.value === 'string' && literalCredential(value.value)) {
@@ -195,4 +239,23 @@ function warnLiteral(field: Field, what: string): void {
   if (literal) {
     field.warn(`${what} holds what looks like ${literal} written literally; reference an environment variable instead, e.g. \`\${MY_TOKEN}\``);
   }
+}
+
+/**
+ * The config error for a pinned `engine.version` that npm says does not exist (`npm error code
+ * ETARGET`), reported at the `version` value in eval.yaml (`engine` or an `engines[]` item),
+ * so `run` stops with file, line and field (exit 2) instead of erroring every job. Undefined
+ * when `installMessage` is another install failure (network, permissions: not the suite's fault).
+ */
+export function missingVersionError(evalFile: string, engine: EngineConfig, installMessage: string): ConfigError | undefined {
+  if (!engine.version || !/\bETARGET\b|\bnotarget\b|No matching version/.test(installMessage)) return undefined;
+  const bag = new DiagnosticBag();
+  const root = Field.root(readYamlSource(evalFile, new DiagnosticBag()), bag);
+  const candidates = [root.get('engine'), ...root.get('engines').items()];
+  const at = candidates.map((f) => f.get('version')).find((v) => v.str() === engine.version) ?? root.get('engine');
+  const npmPackage = /could not install (\S+)@/.exec(installMessage)?.[1];
+  at.error(
+    `engine version \`${engine.version}\` of ${engine.displayName}${npmPackage ? ` (${npmPackage})` : ''} does not exist on the npm registry (npm: no matching version); pin a published version (\`npm view ${npmPackage ?? '<package>'} versions\` lists them)`,
+  );
+  return new ConfigError(bag.sorted());
 }

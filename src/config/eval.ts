@@ -10,7 +10,9 @@ import { expandGlob, isDirectory, isFile, isGlob } from './discover.js';
 import { buildEngine, canonicalEngineName, unknownEngineMessage } from './engines.js';
 import { buildExpect } from './expect.js';
 import { buildJudges } from './judges.js';
-import { checkWorkspacePath, relativeToFileHint } from './paths.js';
+import { checkWorkspacePath, outsideSkillProblem, relativeToFileHint } from './paths.js';
+import { checkTimeoutSeconds } from './limits.js';
+import { checkSuiteEnvRefs } from './custom.js';
 import { warnUnsupportedSections } from './unsupported.js';
 import { nearest } from './schema-errors.js';
 import type { Field } from './yaml-source.js';
@@ -63,7 +65,7 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
     suite,
     defaults: {
       skillDir,
-      timeoutSeconds: defaults.get('timeout_seconds').int() ?? 0,
+      timeoutSeconds: checkTimeoutSeconds(defaults.get('timeout_seconds'), true) ?? 0,
       maxTurns: defaults.get('max_turns').int() ?? 0,
       collectArtifacts: defaults.get('collect_artifacts').strings(),
       expect: buildExpect(defaults.get('expect'), skillDir),
@@ -117,6 +119,7 @@ function buildEnvironment(f: Field): Suite['environment'] {
       .map((run) => ({ run })),
     workspaceMount: f.get('workspace_mount').str() ?? '/workspace',
   };
+  for (const [, value] of f.get('env').entries()) checkSuiteEnvRefs(value, process.env);
   const image = f.get('image').str();
   if (image !== undefined) env.image = image;
   if (type === 'docker' && image === undefined) {
@@ -235,8 +238,21 @@ function caseFiles(cases: Field, skillDir: string): { file: string; from: Field 
         continue;
       }
       listed.set(`glob:${entry}`, item);
+      const base = path.resolve(skillDir, picomatchBase(entry));
+      const baseProblem = outsideSkillProblem(skillDir, base);
+      if (baseProblem) {
+        item.error(`glob \`${entry}\` starts in ${base}, which ${baseProblem} ${skillDir}; case files must be inside the skill folder (globs are relative to the skill root)`);
+        continue;
+      }
       // A glob such as `evals/*.yaml` must not pick up eval.yaml itself.
-      const files = expandGlob(skillDir, entry).filter((f) => /\.ya?ml$/i.test(f) && f !== item.src.file);
+      const matched = expandGlob(skillDir, entry).filter((f) => /\.ya?ml$/i.test(f) && f !== item.src.file);
+      // A symbolic link among the matches may lead out of the skill folder.
+      const escaping = matched.filter((f) => outsideSkillProblem(skillDir, f) !== undefined);
+      if (escaping.length > 0) {
+        const shown = escaping.slice(0, 3).map((f) => `\`${path.relative(skillDir, f)}\` ${outsideSkillProblem(skillDir, f)!.replace(/, outside the skill folder$/, '')}`);
+        item.error(`glob \`${entry}\` matches case files that lead outside the skill folder ${skillDir}: ${shown.join('; ')}${escaping.length > 3 ? ` and ${escaping.length - 3} more` : ''}; case files must be inside it`);
+      }
+      const files = matched.filter((f) => !escaping.includes(f));
       if (files.length === 0) {
         const here = path.dirname(item.src.file);
         const alt = here !== skillDir && expandGlob(here, entry).some((f) => /\.ya?ml$/i.test(f));
@@ -250,6 +266,11 @@ function caseFiles(cases: Field, skillDir: string): { file: string; from: Field 
       continue;
     }
     const file = path.resolve(skillDir, entry);
+    const outside = outsideSkillProblem(skillDir, file);
+    if (outside) {
+      item.error(`case file \`${entry}\` ${outside} ${skillDir}; case files must be inside it, named relative to the skill root`);
+      continue;
+    }
     const same = listed.get(file);
     if (same) {
       item.error(`case file \`${entry}\` is listed twice in \`cases.files\` (also at line ${same.position().line}); list each file once`);
@@ -267,6 +288,18 @@ function caseFiles(cases: Field, skillDir: string): { file: string; from: Field 
     if (!out.some((o) => o.file === file)) out.push({ file, from: item });
   }
   return out;
+}
+
+/** The static folder part of a glob (`../x/*.yaml` → `../x`), relative as written. */
+function picomatchBase(entry: string): string {
+  const norm = entry.replace(/\\/g, '/').replace(/^\.\//, '');
+  const parts = norm.split('/');
+  const out: string[] = [];
+  for (const p of parts.slice(0, -1)) {
+    if (isGlob(p)) break;
+    out.push(p);
+  }
+  return out.join('/') || '.';
 }
 
 /** "; did you mean `evals/cases/basic.yaml`?" when a file of a similar name sits in the same folder. */

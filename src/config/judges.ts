@@ -5,6 +5,9 @@
 import type { JudgeSpec, Rule } from './types.js';
 import { checkWorkspacePath, skillPath } from './paths.js';
 import { checkRegex } from './patterns.js';
+import { checkTimeoutSeconds } from './limits.js';
+import { startProblem } from './custom.js';
+import { accessSync, constants } from 'node:fs';
 import type { Field } from './yaml-source.js';
 
 /** Keys each judge type uses; any other key of the flat judge schema is misplaced. */
@@ -91,7 +94,8 @@ function buildJudge(field: Field, ctx: JudgeContext): JudgeSpec | undefined {
     }
     case 'script': {
       const scriptPath = field.get('script_path').missing ? undefined : skillPath(field.get('script_path'), ctx.skillDir, 'file', 'judge script');
-      const t = field.get('timeout_seconds').int();
+      if (scriptPath) checkScriptStarts(field.get('script_path'), scriptPath);
+      const t = checkTimeoutSeconds(field.get('timeout_seconds'));
       return withId({ type: 'script' as const, scriptPath: scriptPath ?? '', timeoutSeconds: t && t > 0 ? t : SCRIPT_TIMEOUT_DEFAULT });
     }
     default: {
@@ -108,12 +112,32 @@ function buildJudge(field: Field, ctx: JudgeContext): JudgeSpec | undefined {
         type: 'agent_judge',
         criteria: field.get('criteria').strings(),
         passThreshold: pick('pass_threshold').num() ?? PASS_THRESHOLD_DEFAULT,
-        timeoutSeconds: Math.max(0, pick('timeout_seconds').int() ?? 0),
+        // An inherited value was checked where it is written (the eval-level judge).
+        timeoutSeconds: Math.max(0, (field.has('timeout_seconds') ? checkTimeoutSeconds(field.get('timeout_seconds')) : pick('timeout_seconds').int()) ?? 0),
       };
       const model = pick('model').str();
       if (model !== undefined) spec.model = model;
       return withId(spec);
     }
+  }
+}
+
+/**
+ * An executable judge script is started directly, so the kernel must recognise it (a `#!` line
+ * or a binary). A script without the executable bit is run with the interpreter of its
+ * extension instead (`.py` python3, `.js` node, else bash) and needs neither.
+ */
+function checkScriptStarts(field: Field, abs: string): void {
+  try {
+    accessSync(abs, constants.X_OK);
+  } catch {
+    return;
+  }
+  const problem = startProblem(abs);
+  if (problem) {
+    field.error(
+      `judge script \`${field.str()}\` ${problem}; add an interpreter line such as \`#!/usr/bin/env bash\` (or \`#!/usr/bin/env python3\`) as its first line, or remove its executable bit to have it run by the interpreter of its extension`,
+    );
   }
 }
 

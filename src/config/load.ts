@@ -6,10 +6,11 @@
  */
 import path from 'node:path';
 import { lintSkill } from '../skill/lint.js';
+import { planSkillInstall, SkillInstallError } from '../skill/install.js';
 import type { CaseSpec, JudgeSpec, Suite } from './types.js';
 import { buildCase, idFromFileName, type CaseDefaults } from './case.js';
 import { ConfigError, DiagnosticBag, type Diagnostic } from './diagnostics.js';
-import { resolveEvalFile, skillRootOf } from './discover.js';
+import { isFile, resolveEvalFile, skillRootOf } from './discover.js';
 import { buildEval } from './eval.js';
 import { reportSchemaErrors } from './schema-errors.js';
 import { Field, readYamlSource, type YamlSource } from './yaml-source.js';
@@ -115,6 +116,7 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
     at.error('the suite has no cases: list case files in `cases.files` (e.g. `[evals/cases/*.yaml]`) or write cases under `cases.inline`', 'key');
   }
   await lintSkills(parts.suite.skills.map((s) => s.path), evalRoot, skillDir, bag);
+  await checkSkillSelections(parts.suite.skills, evalRoot, skillDir, bag);
 
   if (bag.hasErrors) throw new ConfigError(bag.sorted());
   const suite: Suite = { ...parts.suite, cases: cases.map((c) => c.spec) };
@@ -212,6 +214,27 @@ async function lintSkills(dirs: string[], evalRoot: Field, skillDir: string, bag
       const where = explicit ? `in ${dir}` : `in the skill root ${dir} (\`skills\` defaults to it)`;
       const { line, col } = at.position(explicit ? 'value' : 'key');
       bag.items.push({ ...d, file: evalRoot.src.file, line, col, path: at.path, message: `${d.message} (${where})` });
+    }
+  }
+}
+
+/**
+ * Checks each skill's file selection as `run` will install it (skill/install.ts: SKILL.md
+ * selected, no symbolic link out of the skill folder), reported at the eval.yaml entry that
+ * names the skill, so `validate` finds what `run` would refuse before its first job.
+ */
+async function checkSkillSelections(skills: Suite['skills'], evalRoot: Field, skillDir: string, bag: DiagnosticBag): Promise<void> {
+  const explicit = evalRoot.get('skills').items().length > 0;
+  for (const [i, s] of skills.entries()) {
+    // A missing SKILL.md is lintSkill's to report.
+    if (!isFile(path.join(s.path, 'SKILL.md'))) continue;
+    try {
+      await planSkillInstall({ skillDir: s.path, include: s.include, exclude: s.exclude });
+    } catch (e) {
+      if (!(e instanceof SkillInstallError)) throw e;
+      const at = explicit ? evalRoot.get('skills').get(skillIndex(evalRoot, skillDir, s.path, i)).get('path') : evalRoot.get('skills');
+      const { line, col } = at.position(explicit ? 'value' : 'key');
+      bag.error(evalRoot.src.file, line, col, at.path, e.message);
     }
   }
 }

@@ -2,7 +2,7 @@
  * Path rules of the format: files named relative to the skill root must exist and stay inside
  * it; paths inside the agent's workspace must be relative and must not climb out of it.
  */
-import { realpathSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Field } from './yaml-source.js';
 
@@ -60,6 +60,7 @@ export function inside(parent: string, child: string): boolean {
  */
 export function workspacePathProblem(p: string): string | undefined {
   if (p.trim() === '') return 'an empty path';
+  if (p.includes('\u0000')) return 'a path holding a NUL character (no file name can)';
   if (p.startsWith('/') || p.startsWith('\\') || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith('~')) return 'an absolute path';
   if (p.split(/[\\/]+/).includes('..')) return 'a path that climbs out with `..`';
   return undefined;
@@ -91,4 +92,147 @@ export function relativeToFileHint(rel: string, yamlFile: string, skillDir: stri
     return `; paths are relative to the skill root, not to ${path.relative(skillDir, base).split(path.sep).join('/')}/: did you mean \`${shown}\`?`;
   }
   return ' (paths are relative to the skill root)';
+}
+
+/**
+ * Why `p` cannot name a file the workspace is prepared with (`context.files` keys), or
+ * undefined: everything {@link workspacePathProblem} rejects, plus the workspace itself (`.`,
+ * `./`) and a folder (a trailing `/`).
+ */
+export function workspaceFileProblem(p: string): string | undefined {
+  const general = workspacePathProblem(p);
+  if (general) return general;
+  if (/[\\/]$/.test(p)) return 'a folder (it ends with `/`); name a file, e.g. `dir/file.txt`';
+  if (normalWorkspacePath(p) === '') return 'the workspace folder itself; name a file inside it';
+  return undefined;
+}
+
+/** `./a//b/` → `a/b`: the segments of a workspace-relative path without empty and `.` ones. */
+export function normalWorkspacePath(p: string): string {
+  return p
+    .split(/[\\/]+/)
+    .filter((s) => s !== '' && s !== '.')
+    .join('/');
+}
+
+/**
+ * Checks the keys of a `context.files` map: each must name a file inside the workspace
+ * ({@link workspaceFileProblem}), no two may name the same file (`a` and `./a`), and none may be
+ * a folder of another (`a` and `a/b`: `a` cannot be a file and a folder). Linear in the number
+ * of keys and segments.
+ */
+export function checkWorkspaceFileNames(files: Field): void {
+  const byPath = new Map<string, string>();
+  const entries = files.entries();
+  for (const [name, content] of entries) {
+    const problem = workspaceFileProblem(name);
+    if (problem) {
+      content.error(`file name \`${printable(name)}\` is ${problem}; it must be relative to the workspace and stay inside it`, 'key');
+      continue;
+    }
+    const norm = normalWorkspacePath(name);
+    const same = byPath.get(norm);
+    if (same !== undefined) {
+      content.error(`file name \`${name}\` names the same file as \`${same}\` (line ${files.get(same).position('key').line}); write each file once`, 'key');
+      continue;
+    }
+    byPath.set(norm, name);
+  }
+  for (const [norm, name] of byPath) {
+    const segs = norm.split('/');
+    for (let i = 1; i < segs.length; i++) {
+      const folder = byPath.get(segs.slice(0, i).join('/'));
+      if (folder === undefined) continue;
+      files
+        .get(folder)
+        .error(`file name \`${folder}\` is also a folder of \`${name}\` (line ${files.get(name).position('key').line}); a path cannot be a file and a folder at once`, 'key');
+      break;
+    }
+  }
+}
+
+/** `s` with control characters shown as `\u0000`-style escapes, for messages. */
+function printable(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Most symbolic links one folder check lists by name; the rest are counted. */
+const MAX_LINKS_LISTED = 5;
+
+/**
+ * Reports `field` when the folder `dir` (inside the skill folder) holds symbolic links whose
+ * targets lie outside the skill folder (or dangle there): copied into a workspace they would
+ * hand the agent files from elsewhere on the machine. Links are not followed. Returns true
+ * when there is none.
+ */
+export function checkFolderSymlinks(field: Field, dir: string, skillDir: string, what: string): boolean {
+  let root: string;
+  try {
+    root = realpathSync(skillDir);
+  } catch {
+    return true;
+  }
+  const bad: string[] = [];
+  let count = 0;
+  const walk = (abs: string) => {
+    let entries;
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const ent of entries) {
+      const child = path.join(abs, ent.name);
+      if (ent.isDirectory()) {
+        walk(child);
+        continue;
+      }
+      if (!ent.isSymbolicLink()) continue;
+      let target: string;
+      try {
+        target = path.resolve(path.dirname(child), readlinkSync(child));
+      } catch {
+        continue;
+      }
+      let real: string | undefined;
+      try {
+        real = realpathSync(child);
+      } catch {
+        // A dangling link: judged by where it points.
+      }
+      if (real !== undefined ? inside(root, real) : inside(skillDir, target) || inside(root, target)) continue;
+      real ??= target;
+      count++;
+      if (bad.length < MAX_LINKS_LISTED) bad.push(`\`${path.relative(dir, child).split(path.sep).join('/')}\` → ${real}`);
+    }
+  };
+  try {
+    if (!lstatSync(dir).isDirectory()) return true;
+  } catch {
+    return true;
+  }
+  walk(dir);
+  if (count === 0) return true;
+  const more = count > bad.length ? ` and ${count - bad.length} more` : '';
+  field.error(
+    `${what} \`${field.str() ?? dir}\` holds ${count === 1 ? 'a symbolic link' : `${count} symbolic links`} to a place outside the skill folder ${skillDir}: ${bad.join(', ')}${more}; it would be copied into every workspace. Copy the files into the fixture instead, or make the links point inside the skill folder`,
+  );
+  return false;
+}
+
+/**
+ * Why the absolute path `abs` is not inside the skill folder, or undefined when it is: it lies
+ * outside (`..`, an absolute path), or it is (or passes through) a symbolic link to a place
+ * outside. A path that does not exist is judged by its text alone.
+ */
+export function outsideSkillProblem(skillDir: string, abs: string): string | undefined {
+  if (!inside(skillDir, abs)) return 'is outside the skill folder';
+  try {
+    const real = realpathSync(abs);
+    if (!inside(realpathSync(skillDir), real)) return `is a symbolic link to ${real}, outside the skill folder`;
+  } catch {
+    /* does not exist (reported elsewhere) */
+  }
+  return undefined;
 }

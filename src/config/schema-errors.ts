@@ -15,16 +15,59 @@ import type { Field, Segment } from './yaml-source.js';
  */
 export function reportSchemaErrors(kind: 'eval' | 'case', field: Field): number {
   const errors = collapse(validateAgainst(kind, field.value));
+  // A generated file may hold 400k unknown keys: a map with many gets one message listing a
+  // few and counting the rest, so the report stays readable and describing it stays fast.
+  const unknownPerMap = new Map<string, string[]>();
+  for (const e of errors) {
+    if (e.keyword !== 'additionalProperties') continue;
+    const keys = unknownPerMap.get(e.instancePath) ?? [];
+    keys.push(String((e.params as Record<string, unknown>).additionalProperty));
+    unknownPerMap.set(e.instancePath, keys);
+  }
+  let described = 0;
+  let undescribed = 0;
   for (const e of errors) {
     const segments = parsePointer(e.instancePath);
-    const { message, at, child } = describeError(kind, segments, e);
+    const unknown = e.keyword === 'additionalProperties' ? unknownPerMap.get(e.instancePath)! : undefined;
+    if (unknown && unknown.length > MAX_UNKNOWN_KEYS_LISTED) {
+      // Reported once, at the first unknown key of the map.
+      if (String((e.params as Record<string, unknown>).additionalProperty) !== unknown[0]) continue;
+    }
+    if (described >= MAX_SCHEMA_ERRORS_DESCRIBED) {
+      undescribed++;
+      continue;
+    }
+    described++;
     let target = field;
     for (const s of segments) target = target.get(s);
+    if (unknown && unknown.length > MAX_UNKNOWN_KEYS_LISTED) {
+      target.get(unknown[0]!).error(manyUnknownKeysMessage(unknown, Object.keys((schemaAt(kind, segments)?.properties as object | undefined) ?? {})), 'key');
+      continue;
+    }
+    const { message, at, child } = describeError(kind, segments, e);
     if (child !== undefined) target = target.get(child);
     target.error(message, at);
   }
+  if (undescribed > 0) field.error(`… and ${undescribed.toLocaleString('en-US')} more schema problems in this file, not listed (fix the ones above first)`, 'key');
   return errors.length;
 }
+
+/**
+ * One message for a map with more than {@link MAX_UNKNOWN_KEYS_LISTED} unknown keys:
+ * "350,000 unknown keys in this map: `a`, `b` … and 349,990 more; expected only `x`, `y`".
+ */
+export function manyUnknownKeysMessage(unknown: readonly string[], allowed: readonly string[]): string {
+  const shown = unknown.slice(0, MAX_UNKNOWN_KEYS_LISTED).map((k) => `\`${k.length > 40 ? `${k.slice(0, 37)}...` : k}\``);
+  const more = unknown.length - shown.length;
+  const expected = allowed.length ? `; expected only ${allowed.map((k) => `\`${k}\``).join(', ')}` : '; nothing is allowed here';
+  return `${unknown.length.toLocaleString('en-US')} unknown keys in this map: ${shown.join(', ')} … and ${more.toLocaleString('en-US')} more${expected}`;
+}
+
+/** Unknown keys of one map reported one by one; the rest are counted in one line. */
+export const MAX_UNKNOWN_KEYS_LISTED = 10;
+
+/** Schema problems of one document described one by one; the rest are counted in one line. */
+export const MAX_SCHEMA_ERRORS_DESCRIBED = 100;
 
 /** Drops ajv's bookkeeping errors (`if`), merges `required` errors per object, removes duplicates. */
 function collapse(errors: ErrorObject[]): ErrorObject[] {

@@ -2,9 +2,118 @@
  * A YAML file read with source positions, so every problem can name the line and column of
  * the offending key or value.
  */
+import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { DiagnosticBag } from './diagnostics.js';
+
+/**
+ * Options every YAML file of skill-up is parsed with. `uniqueKeys: false` switches off the
+ * `yaml` package's own duplicate-key check, which compares every key with every earlier key
+ * of its map (quadratic: a 64k-key map took 23 s); {@link duplicateKeys} does the same check
+ * in linear time.
+ */
+export const YAML_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: false } as const;
+
+/** Most duplicate keys {@link duplicateKeys} lists one by one; the rest are counted. */
+export const MAX_DUPLICATE_KEYS_LISTED = 20;
+
+/** A key written a second time in the same map. */
+export interface DuplicateKey {
+  /** The key as a string. */
+  key: string;
+  /** Offset of the repeated key in the text. */
+  offset: number;
+  /** Offset of the first occurrence. */
+  firstOffset: number;
+}
+
+/**
+ * Every key written twice in one map of `doc`, in document order, found in linear time (one
+ * Set per map). Keys compare as the plain-JS object keys they become (`1` and `"1"` are the
+ * same key); merge keys (`<<`) and non-scalar keys are not compared. At most `limit` are
+ * returned; `more` counts the rest.
+ */
+export function duplicateKeys(doc: Document, limit = MAX_DUPLICATE_KEYS_LISTED): { found: DuplicateKey[]; more: number } {
+  const found: DuplicateKey[] = [];
+  let more = 0;
+  visit(doc, {
+    Map(_key, map) {
+      const seen = new Map<string, number>();
+      for (const pair of map.items) {
+        const k = pair.key;
+        if (!isScalar(k) || typeof k.value === 'symbol') continue;
+        const name = String(k.value);
+        const offset = k.range?.[0] ?? 0;
+        const first = seen.get(name);
+        if (first === undefined) {
+          seen.set(name, offset);
+          continue;
+        }
+        if (found.length < limit) found.push({ key: name, offset, firstOffset: first });
+        else more++;
+      }
+    },
+  });
+  return { found, more };
+}
+
+/**
+ * The message for a repeated key: "Map keys must be unique: `a` appears twice in the same map
+ * (first at line 2)". `lineShift` is added to line numbers (text parsed out of a larger file).
+ */
+export function duplicateKeyMessage(d: DuplicateKey, lineCounter: LineCounter, lineShift = 0): string {
+  const shown = d.key.length > 60 ? `${d.key.slice(0, 57)}...` : d.key;
+  return `Map keys must be unique: \`${shown}\` appears twice in the same map (first at line ${lineCounter.linePos(d.firstOffset).line + lineShift})`;
+}
+
+/**
+ * Where `buf` stops being valid UTF-8: the byte offset of the first byte that does not start or
+ * continue a well-formed character (overlong forms, surrogates and code points above U+10FFFF
+ * included), or undefined when all of it is valid. Linear; a truncated character at the very
+ * end counts as invalid at its first byte.
+ */
+export function firstInvalidUtf8(buf: Uint8Array): number | undefined {
+  if (isUtf8(buf)) return undefined;
+  let i = 0;
+  const n = buf.length;
+  while (i < n) {
+    const b = buf[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let len: number;
+    let min: number;
+    if (b >= 0xc2 && b <= 0xdf) [len, min] = [2, 0x80];
+    else if (b >= 0xe0 && b <= 0xef) [len, min] = [3, 0x800];
+    else if (b >= 0xf0 && b <= 0xf4) [len, min] = [4, 0x10000];
+    else return i;
+    if (i + len > n) return i;
+    let cp = b & (0xff >> (len + 1));
+    for (let k = 1; k < len; k++) {
+      const c = buf[i + k]!;
+      if ((c & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += len;
+  }
+  return undefined;
+}
+
+/** 1-based line and column (in characters) of byte `offset` of `buf`. */
+function bytePosition(buf: Uint8Array, offset: number): Position {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset; i++) {
+    if (buf[i] === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, col: Buffer.from(buf.subarray(lineStart, offset)).toString('utf8').length + 1 };
+}
 
 /** One step of a path into a document: a map key or a list index. */
 export type Segment = string | number;
@@ -31,20 +140,35 @@ export interface Position {
  * (with yaml's own line and column); YAML warnings become warnings. Never throws.
  */
 export function readYamlSource(file: string, bag: DiagnosticBag): YamlSource {
-  let text: string;
+  let buf: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    buf = readFileSync(file);
   } catch (e) {
     bag.error(file, 0, 0, '', `cannot read file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     return parseYaml(file, '', bag, false);
   }
-  return parseYaml(file, text, bag, true);
+  // Reading as 'utf8' would turn every invalid byte into U+FFFD silently (a Latin-1 "é" would
+  // reach the agent as "�"): the file must be UTF-8, as YAML requires.
+  const bad = firstInvalidUtf8(buf);
+  if (bad !== undefined) {
+    const { line, col } = bytePosition(buf, bad);
+    const hex = buf[bad]!.toString(16).toUpperCase().padStart(2, '0');
+    bag.error(
+      file,
+      line,
+      col,
+      '',
+      `the file is not valid UTF-8: byte 0x${hex} at byte offset ${bad} (line ${line}, column ${col}) is not part of a UTF-8 character; YAML files must be UTF-8 (it looks like Latin-1 or another legacy encoding: convert it, e.g. \`iconv -f latin1 -t utf-8\`)`,
+    );
+    return parseYaml(file, '', bag, false);
+  }
+  return parseYaml(file, buf.toString('utf8'), bag, true);
 }
 
 /** Parses `text` as the contents of `file` (see {@link readYamlSource}). */
 export function parseYaml(file: string, text: string, bag: DiagnosticBag, readable = true): YamlSource {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
+  const doc = parseDocument(text, { lineCounter, ...YAML_PARSE_OPTIONS, merge: true });
   const pos = (offset: number) => lineCounter.linePos(offset);
   for (const err of doc.errors) {
     // An unclosed quote is noticed at the end of the file; point at where the string starts.
@@ -53,12 +177,21 @@ export function parseYaml(file: string, text: string, bag: DiagnosticBag, readab
     const tail = start !== undefined ? ': the string that starts here is never closed' : '';
     bag.error(file, line, col, '', `YAML syntax error: ${yamlMessage(err.message, err.code)}${tail}`);
   }
+  const dups = duplicateKeys(doc);
+  for (const d of dups.found) {
+    const { line, col } = pos(d.offset);
+    bag.error(file, line, col, '', `YAML syntax error: ${duplicateKeyMessage(d, lineCounter)}`);
+  }
+  if (dups.more > 0) {
+    const { line, col } = pos(dups.found[dups.found.length - 1]!.offset);
+    bag.error(file, line, col, '', `YAML syntax error: … and ${dups.more.toLocaleString('en-US')} more keys written twice in the same map (not listed)`);
+  }
   for (const w of doc.warnings) {
     const { line, col } = pos(w.pos[0]);
     bag.warn(file, line, col, '', `YAML: ${yamlMessage(w.message, w.code)}`);
   }
   let data: unknown;
-  let ok = readable && doc.errors.length === 0;
+  let ok = readable && doc.errors.length === 0 && dups.found.length === 0;
   try {
     data = doc.toJS({ maxAliasCount: 1000 }) ?? undefined;
   } catch (e) {
@@ -111,7 +244,7 @@ export function positionOf(src: YamlSource, segments: readonly Segment[], at: 'k
     let next: unknown;
     let nextKey: unknown;
     if (isMap(node)) {
-      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
+      const pair = pairIndex(node).get(String(seg));
       if (pair) {
         next = pair.value;
         nextKey = pair.key;
@@ -132,6 +265,22 @@ export function positionOf(src: YamlSource, segments: readonly Segment[], at: 'k
   const offset = (target as Node | null)?.range?.[0];
   if (offset === undefined) return { line: 1, col: 1 };
   return src.lineCounter.linePos(offset);
+}
+
+const pairIndexes = new WeakMap<YAMLMap, Map<string, Pair>>();
+
+/** The pairs of `map` by key (the first of a repeated key), built once per map: a lookup per diagnostic stays O(1) in a map of 400k keys. */
+function pairIndex(map: YAMLMap): Map<string, Pair> {
+  let index = pairIndexes.get(map);
+  if (index) return index;
+  index = new Map();
+  for (const p of map.items) {
+    if (!isPair(p) || !isScalar(p.key)) continue;
+    const k = String(p.key.value);
+    if (!index.has(k)) index.set(k, p as Pair);
+  }
+  pairIndexes.set(map, index);
+  return index;
 }
 
 function deref(src: YamlSource, node: unknown): unknown {
@@ -233,12 +382,14 @@ export class Field {
 
   /** Reports an error at this field's value (`at: 'key'` for its key). */
   error(message: string, at: 'key' | 'value' = 'value'): void {
-    const { line, col } = this.position(at);
+    // Past the file's maximum the diagnostic is only counted: no need to locate it.
+    const { line, col } = this.bag.accepts(this.src.file, 'error') ? this.position(at) : { line: 0, col: 0 };
     this.bag.error(this.src.file, line, col, this.path, message);
   }
 
+  /** Reports a warning at this field's value (`at: 'key'` for its key). */
   warn(message: string, at: 'key' | 'value' = 'value'): void {
-    const { line, col } = this.position(at);
+    const { line, col } = this.bag.accepts(this.src.file, 'warning') ? this.position(at) : { line: 0, col: 0 };
     this.bag.warn(this.src.file, line, col, this.path, message);
   }
 }

@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { access, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { constants as fsConstants } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
 import { EngineUnavailable } from './types.js';
@@ -44,9 +44,20 @@ export function sanitisePackage(npmPackage: string): string {
   return npmPackage.replace(/^@/, '').replace(/\//g, '+');
 }
 
-/** Absolute folder of one installed version: `<cache>/engines/<pkg-sanitised>@<version>`. */
+/**
+ * Absolute folder of one installed version: `<cache>/engines/<pkg-sanitised>@<version>`.
+ * @throws EngineUnavailable when the name would not be one folder directly inside
+ *   `<cache>/engines` (a version such as `../../evil` or `a/b`: config validation refuses
+ *   those, this is the defence behind it).
+ */
 export function installDir(root: string, npmPackage: string, version: string): string {
-  return join(enginesDir(root), `${sanitisePackage(npmPackage)}@${version}`);
+  const name = `${sanitisePackage(npmPackage)}@${version}`;
+  const parent = enginesDir(root);
+  const dir = join(parent, name);
+  if (/[\\/\u0000]/.test(name) || version === '' || version.startsWith('.') || dirname(dir) !== parent) {
+    throw new EngineUnavailable(`engine version \`${version}\` of ${npmPackage} is not a version: its cache folder would lie outside ${parent}; use an exact version such as 2.1.3`);
+  }
+  return dir;
 }
 
 /** Absolute path of the executable inside an installed version's folder. */
@@ -104,7 +115,7 @@ export async function listCachedVersions(root: string, npmPackage: string, bin: 
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
     const version = name.slice(prefix.length);
-    if (version && (await isExecutable(cachedBinPath(root, npmPackage, version, bin)))) versions.push(version);
+    if (version && !version.startsWith('.') && (await isExecutable(cachedBinPath(root, npmPackage, version, bin)))) versions.push(version);
   }
   return versions.sort(compareVersionsDesc);
 }
@@ -155,7 +166,12 @@ const inFlight = new Map<string, Promise<InstallResult>>();
  *   lines) or the package has no such executable.
  */
 export function installToCache(opts: InstallOptions): Promise<InstallResult> {
-  const dir = installDir(opts.root, opts.npmPackage, opts.version);
+  let dir: string;
+  try {
+    dir = installDir(opts.root, opts.npmPackage, opts.version);
+  } catch (e) {
+    return Promise.reject(e);
+  }
   const pending = inFlight.get(dir);
   if (pending) return pending;
   const p = doInstall(opts, dir).finally(() => inFlight.delete(dir));

@@ -4,11 +4,13 @@
  * stderr always fully drained into files capped in size, and a bounded read-back for parsing.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createRedactingWriteStream } from '../util/out.js';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { currentJob, processObserver } from './observe.js';
+import { unwatchGroup, watchGroup } from './reaper.js';
+import type { EngineError } from './types.js';
 
 /** Options for `runProcess`. */
 export interface ProcOptions {
@@ -43,13 +45,34 @@ export interface ProcResult {
   startErrorCode?: string;
   /** Wall time from spawn to exit, ms. */
   durationMs: number;
-  /** Bytes the process wrote to stdout and stderr (files keep at most MAX_STREAM_BYTES of each). */
+  /** Bytes the process wrote to stdout and stderr (files keep at most `maxStreamBytes()` of each). */
   stdoutBytes: number;
   stderrBytes: number;
+  /** stdout was longer than the cap: its file holds only the first `maxStreamBytes()` bytes. */
+  stdoutTruncated?: boolean;
+  /** stderr was longer than the cap (its file ends with a `[skill-up: … cut …]` line). */
+  stderrTruncated?: boolean;
 }
 
 /** Process groups of engine processes running now (so a hard exit can still kill them). */
 const liveGroups = new Set<number>();
+
+/**
+ * Records process group `pgid` (a detached child's pid) as one that must not outlive
+ * skill-up: {@link killAllGroups} kills it, and so does the reaper (engine/reaper.ts) if
+ * skill-up dies, SIGKILL included. Every detached child skill-up starts (engines, setup
+ * steps, script judges) is tracked from its spawn to {@link untrackGroup}.
+ */
+export function trackGroup(pgid: number): void {
+  liveGroups.add(pgid);
+  watchGroup(pgid);
+}
+
+/** Group `pgid` has ended or was killed: forgets it (see {@link trackGroup}). */
+export function untrackGroup(pgid: number): void {
+  liveGroups.delete(pgid);
+  unwatchGroup(pgid);
+}
 
 /** Sends SIGKILL to every engine process group still running (used before a forced exit). */
 export function killAllGroups(): void {
@@ -66,19 +89,76 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void
   }
 }
 
-/** Most bytes of each stream kept on disk per process (32 MiB); the rest is drained and counted. */
-export const MAX_STREAM_BYTES = 32 * 1024 * 1024;
+/**
+ * Default for the most bytes of each stream kept on disk per process (1 GiB): large enough
+ * that any answer a judge can read is whole. The rest is drained and counted, and the turn
+ * says so (an `error` of kind `protocol`, see {@link truncationError}). Memory never holds a
+ * stream: it goes to its file as it arrives.
+ */
+export const MAX_STREAM_BYTES = 1024 * 1024 * 1024;
+
+/** Smallest cap `SKILL_UP_MAX_OUTPUT_BYTES` may set (64 KiB). */
+const MIN_STREAM_BYTES = 64 * 1024;
+
+/**
+ * The cap in force, bytes: `SKILL_UP_MAX_OUTPUT_BYTES` (an integer ≥ 65536, read from
+ * skill-up's own environment at each call) or {@link MAX_STREAM_BYTES}. It bounds each stdout
+ * and stderr file of an engine process and the body of an HTTP agent's answer.
+ */
+export function maxStreamBytes(): number {
+  const v = process.env.SKILL_UP_MAX_OUTPUT_BYTES;
+  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
+  return Number.isSafeInteger(n) && n >= MIN_STREAM_BYTES ? n : MAX_STREAM_BYTES;
+}
+
+/**
+ * The error of a turn whose output was cut at the cap: `protocol`, naming the sizes and the
+ * setting. Undefined when nothing was cut.
+ *
+ * @param what e.g. `stdout`, `the answer`.
+ * @param bytes what the engine produced (bytes; a lower bound when reading stopped early).
+ * @param cap the cap in force (bytes).
+ */
+export function truncationError(what: string, bytes: number, cap: number, atLeast = false): EngineError {
+  return {
+    kind: 'protocol',
+    message: `${what} larger than ${cap} bytes (${atLeast ? 'at least ' : ''}${bytes} bytes); skill-up keeps the first ${cap} bytes on disk and cannot grade a cut answer (raise SKILL_UP_MAX_OUTPUT_BYTES to keep more)`,
+  };
+}
 
 /** After the process exits, how long its pipes may stay open (held by an escaped child). */
 const PIPE_DRAIN_MS = 2000;
 
-/** Writes a stream to a file up to a cap, then keeps reading (so the writer never blocks) and counts. */
-function captureTo(stream: Readable, file: string, cap: number): { done: Promise<number>; stop(): void } {
-  const out = createWriteStream(file);
+/**
+ * Writes a stream to a file up to a cap, then keeps reading (so the writer never blocks) and
+ * counts. While the file is written, a full write buffer pauses the stream until it drains, so
+ * memory holds at most one buffer's worth (the writer waits on its pipe instead). With
+ * `marker`, a cut file ends with a line saying so.
+ */
+function captureTo(stream: Readable, file: string, cap: number, marker = false): { done: Promise<number>; stop(): void; failed: Promise<Error> } {
+  const out = createRedactingWriteStream(file); // secrets redacted as the bytes arrive (src/util/out.ts)
   let total = 0;
+  // The file cannot be opened or written (EMFILE, ENOSPC, EACCES): never an unhandled 'error'
+  // event. The rest is drained and counted; runProcess stops the process and throws.
+  let failure: Error | undefined;
+  const failed = new Promise<Error>((res) =>
+    out.on('error', (e: Error) => {
+      if (failure) return;
+      failure = e;
+      stream.resume();
+      res(e);
+    }),
+  );
   stream.on('data', (chunk: Buffer) => {
-    if (total < cap) out.write(total + chunk.length <= cap ? chunk : chunk.subarray(0, cap - total));
+    const before = total;
     total += chunk.length;
+    if (before >= cap || failure) return;
+    const ok = out.write(total <= cap ? chunk : chunk.subarray(0, cap - before));
+    if (total > cap && marker) out.write(`\n[skill-up: cut here at ${cap} bytes; the process wrote more, which was drained and counted]\n`);
+    if (!ok && total < cap && !failure) {
+      stream.pause();
+      out.once('drain', () => stream.resume());
+    }
   });
   const ended = new Promise<void>((res) => {
     stream.once('close', res);
@@ -91,42 +171,71 @@ function captureTo(stream: Readable, file: string, cap: number): { done: Promise
         out.once('error', () => res(total));
       }),
   );
-  return { done, stop: () => stream.destroy() };
+  return { done, stop: () => stream.destroy(), failed };
+}
+
+/** skill-up could not write an engine's output file (out of descriptors, disk full, …): the harness broke, not the engine. */
+export class ProcessOutputError extends Error {
+  constructor(
+    message: string,
+    /** The system error code (`EMFILE`, `ENOSPC`, …), when known. */
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = 'ProcessOutputError';
+  }
 }
 
 /**
  * Spawns `file args` in a new process group and waits for it to end. Never throws for the
  * child's own failures: they are reported in the result. stdout and stderr are always fully
- * drained; at most `MAX_STREAM_BYTES` of each reach the files, and the totals are reported.
+ * drained; at most `maxStreamBytes()` of each reach the files (stdout/stderrTruncated say when
+ * more came), and the totals are reported.
  * After the main process ends, its group is swept with SIGKILL so no background child
  * outlives its job (and a pipe it held is closed).
  *
  * node:child_process is used directly (not execa) because the job must end when the process
  * exits, not when every holder of its pipes has let go, and because the output is capped.
+ * Out of file descriptors at spawn is a `startError` (EMFILE) like any failed start.
+ *
+ * @throws ProcessOutputError when skill-up cannot write the output files (out of
+ *   descriptors, disk full, permissions): the process is stopped then, and the caller's job
+ *   becomes an `error` naming the file and the reason.
  */
 export async function runProcess(file: string, args: string[], opts: ProcOptions): Promise<ProcResult> {
   const started = performance.now();
   if (opts.signal?.aborted) {
     return { exitCode: null, timedOut: false, cancelled: true, durationMs: 0, stdoutBytes: 0, stderrBytes: 0 };
   }
-  const child = spawn(file, args, {
-    cwd: opts.cwd,
-    env: opts.env,
-    detached: true,
-    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-  });
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(file, args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      detached: true,
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+  } catch (e) {
+    return { exitCode: null, timedOut: false, cancelled: false, startError: describeStartError(e as Error, file), startErrorCode: (e as NodeJS.ErrnoException).code, durationMs: performance.now() - started, stdoutBytes: 0, stderrBytes: 0 };
+  }
   const startFailed = new Promise<Error>((res) => child.once('error', res));
+  if (!child.stdout || !child.stderr) {
+    // Out of descriptors (EMFILE, ENFILE): Node gives up before setting up the pipes.
+    const e = await startFailed;
+    return { exitCode: null, timedOut: false, cancelled: false, startError: describeStartError(e, file), startErrorCode: (e as NodeJS.ErrnoException).code, durationMs: performance.now() - started, stdoutBytes: 0, stderrBytes: 0 };
+  }
   // `run -v` / `-vv` (engine/observe.ts): the command line, and stderr line by line.
   const observer = processObserver();
   if (observer) watchProcess(observer, currentJob(), file, args, opts.cwd, child.stderr!);
-  const out = captureTo(child.stdout!, opts.stdoutFile, MAX_STREAM_BYTES);
-  const err = captureTo(child.stderr!, opts.stderrFile, MAX_STREAM_BYTES);
+  const cap = maxStreamBytes();
+  const out = captureTo(child.stdout!, opts.stdoutFile, cap);
+  const err = captureTo(child.stderr!, opts.stderrFile, cap, true);
   if (opts.input !== undefined) {
     child.stdin!.on('error', () => undefined); // the engine may exit without reading it
     child.stdin!.end(opts.input);
   }
   const pid = child.pid;
-  if (pid) liveGroups.add(pid);
+  if (pid) trackGroup(pid);
   let timedOut = false;
   let cancelled = false;
   const grace = opts.killGraceMs ?? 2000;
@@ -146,10 +255,19 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
     terminate();
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
+  let outputError: { error: Error; file: string } | undefined;
+  let over = false;
+  for (const [c, f] of [[out, opts.stdoutFile], [err, opts.stderrFile]] as const) {
+    void c.failed.then((error) => {
+      outputError ??= { error, file: f };
+      if (!over) terminate(); // no point running an engine whose output is lost
+    });
+  }
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
     child.once('exit', (code, signal) => res({ code, signal })),
   );
   const ended = await Promise.race([exited, startFailed]);
+  over = true;
   clearTimeout(timer);
   clearTimeout(hardKill);
   opts.signal?.removeEventListener('abort', onAbort);
@@ -158,7 +276,7 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
   // SIGKILL is delivered asynchronously: wait (bounded) until no member still runs, so a
   // caller that checks right after a timeout sees no process of the job.
   if (pid) await waitForGroupExit(pid, 1000);
-  if (pid) liveGroups.delete(pid);
+  if (pid) untrackGroup(pid);
   // A child that escaped the group may still hold the pipes: give them a moment, then let go.
   const drainTimer = setTimeout(() => {
     out.stop();
@@ -166,9 +284,14 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
   }, PIPE_DRAIN_MS);
   const [stdoutBytes, stderrBytes] = await Promise.all([out.done, err.done]);
   clearTimeout(drainTimer);
+  if (outputError) {
+    const { error, file: f } = outputError;
+    throw new ProcessOutputError(`skill-up could not write the output of ${file} to ${f}: ${error.message}`, (error as NodeJS.ErrnoException).code);
+  }
+  const cut = { ...(stdoutBytes > cap ? { stdoutTruncated: true } : {}), ...(stderrBytes > cap ? { stderrTruncated: true } : {}) };
   if (ended instanceof Error) {
     const startErrorCode = (ended as NodeJS.ErrnoException).code;
-    return { exitCode: null, timedOut, cancelled, startError: describeStartError(ended, file), startErrorCode, durationMs, stdoutBytes, stderrBytes };
+    return { exitCode: null, timedOut, cancelled, startError: describeStartError(ended, file), startErrorCode, durationMs, stdoutBytes, stderrBytes, ...cut };
   }
   return {
     exitCode: timedOut || cancelled ? null : ended.code,
@@ -178,6 +301,7 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
     durationMs,
     stdoutBytes,
     stderrBytes,
+    ...cut,
   };
 }
 
@@ -210,7 +334,9 @@ async function groupHasLiveMembers(pgid: number): Promise<boolean> {
     return false;
   }
   if (process.platform !== 'linux') return true;
-  for (const entry of await readdir('/proc')) {
+  // Out of descriptors: the group was already sent SIGKILL; do not wait on what cannot be seen.
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
@@ -235,6 +361,7 @@ function describeStartError(e: Error, file: string): string {
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return `command not found: ${file} (not on PATH; a relative path with a slash is resolved against the skill folder)`;
   if (code === 'EACCES') return `permission denied: ${file} is not executable (chmod +x ${file})`;
+  if (code === 'EMFILE' || code === 'ENFILE') return `cannot start ${file}: too many open files (${code}); lower --parallelism or raise the limit (ulimit -n)`;
   return `${file}: ${e.message}`;
 }
 

@@ -4,7 +4,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { describeFailure, type ProcResult } from './proc.js';
+import { describeFailure, maxStreamBytes, truncationError, type ProcResult } from './proc.js';
 import { findKnownEngine } from './known.js';
 import { probeVersion, resolveEngineBinary, type ResolvedEngine } from './resolve.js';
 import { EngineUnavailable, type EngineError } from './types.js';
@@ -26,8 +26,9 @@ export async function feedLines(file: string, push: (line: string) => void): Pro
 /**
  * The error the process outcome alone decides, checked first by every adapter: could not
  * start (`missing` when the executable is absent or not executable, else `crash`), then
- * `timeout`, then `cancelled`. Undefined when the process ran to its own end, so the adapter
- * goes on with what the engine's output reports and the exit code.
+ * `timeout`, then `cancelled`, then stdout cut at the cap (`protocol`). Undefined when the
+ * process ran to its own end, so the adapter goes on with what the engine's output reports
+ * and the exit code.
  */
 export function processError(r: ProcResult, timeoutMs: number, stderrTail: string): EngineError | undefined {
   if (r.startError) {
@@ -36,6 +37,8 @@ export function processError(r: ProcResult, timeoutMs: number, stderrTail: strin
   }
   if (r.timedOut) return { kind: 'timeout', message: describeFailure(r, timeoutMs, '') };
   if (r.cancelled) return { kind: 'cancelled', message: describeFailure(r, timeoutMs, '') };
+  // Output cut at the cap (src/engine/proc.ts maxStreamBytes): what was parsed is not the whole turn.
+  if (r.stdoutTruncated) return truncationError('stdout', r.stdoutBytes, maxStreamBytes());
   return undefined;
 }
 

@@ -3,6 +3,7 @@
  * every adapter produces. Adapters live in the top-level `engines/<name>/` folders.
  */
 import type { CaseSpec, EngineConfig } from '../config/types.js';
+import type { EnvAllowList } from './env.js';
 
 /** Token counts for one turn (never cumulative). */
 export interface TokenUsage {
@@ -37,8 +38,16 @@ export interface TranscriptTurn {
   /** 1-based turn number. */
   index: number;
   prompt: string;
-  /** The agent's final answer for this turn. */
+  /** The agent's final answer for this turn: the whole text, or its preview when `finalTextFile` is set. */
   finalText: string;
+  /**
+   * Set when the answer is larger than INLINE_TEXT_BYTES (src/engine/final-text.ts): the
+   * job-folder-relative path of the file whose first `finalTextBytes` bytes are the whole
+   * answer (often the raw output file itself); `finalText` is then a bounded preview.
+   */
+  finalTextFile?: string;
+  /** UTF-8 bytes of the whole answer, when it lives in `finalTextFile`. */
+  finalTextBytes?: number;
   toolCalls: ToolCall[];
   skillActivations: SkillActivation[];
   /** Names of the skills the engine offered the model in this turn, when observable. */
@@ -80,8 +89,13 @@ export interface EngineContext {
   outputDir: string;
   /** Skill names installed into the workspace (empty in `without_skill`). */
   installedSkills: string[];
-  /** Environment every engine process starts from (already stripped of skill-up's own variables). */
+  /**
+   * skill-up's own environment: the SOURCE an adapter picks from (src/engine/env.ts `agentEnv`,
+   * with its `envAllow`) and expands `${VAR}` templates against. Never handed to a process whole.
+   */
   baseEnv: Record<string, string | undefined>;
+  /** The suite's `environment.env`, templates expanded: given to every engine process (src/engine/env.ts). */
+  suiteEnv?: Record<string, string>;
   /** Aborted on Ctrl-C or when the job deadline passes. */
   signal: AbortSignal;
   /** Epoch ms by which the whole job must end; Infinity = none. */
@@ -114,6 +128,11 @@ export interface EngineAdapter<P = unknown> {
   skillDirs: string[];
   /** Whether a later turn can resume the earlier turn's session. */
   supportsResume: boolean;
+  /**
+   * The variables of skill-up's environment this engine's processes receive besides the common
+   * base (src/engine/env.ts); absent = the base only. Everything else is withheld.
+   */
+  envAllow?: EnvAllowList;
   /** Checks the engine can start (binary present, config sane). Throws EngineUnavailable. */
   check?(engine: EngineConfig): Promise<{ version?: string }>;
   /** Creates isolated homes, config files and the environment for one job. */

@@ -1,6 +1,7 @@
 /**
  * `capture` of a turn: takes a value from the agent's answer into a `{{variable}}` of later
- * turns. Either a regular expression (Go syntax, see util/regex.ts) or a small JSONPath.
+ * turns. Either a regular expression (RE2/Go syntax, matched in linear time: see util/regex.ts)
+ * or a small JSONPath.
  */
 import { compileRegex } from '../util/regex.js';
 

@@ -9,7 +9,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Assertion, JudgeInput } from './types.js';
-import { around, q, substringEvidence } from './evidence.js';
+import { around, q } from './evidence.js';
+import { finalMessageText, searchedEvidence, searchText, withFullText } from './text.js';
 import { inspectPath, readWorkspaceFile } from './paths.js';
 import { skillInvoked } from './rules.js';
 
@@ -24,7 +25,8 @@ import { skillInvoked } from './rules.js';
 export async function checkExpect(input: JudgeInput): Promise<Assertion[]> {
   const exp = input.case.expect;
   const out: Assertion[] = [];
-  const msg = input.finalMessage;
+  // The final message as judges read it: a large one is streamed from its file (src/judge/text.ts).
+  const msg = await searchText(finalMessageText(input), [...exp.mustContain, ...exp.mustNotContain]);
 
   if (exp.exitCode === undefined && input.case.judges.length === 0) {
     out.push({
@@ -35,11 +37,11 @@ export async function checkExpect(input: JudgeInput): Promise<Assertion[]> {
   }
 
   for (const s of exp.mustContain) {
-    const r = substringEvidence(msg, s);
+    const r = searchedEvidence(msg, s);
     out.push({ text: `must_contain: ${q(s, 120)}`, passed: r.found, evidence: r.evidence });
   }
   for (const s of exp.mustNotContain) {
-    const r = substringEvidence(msg, s);
+    const r = searchedEvidence(msg, s);
     out.push({
       text: `must_not_contain: ${q(s, 120)}`,
       passed: !r.found,
@@ -126,7 +128,7 @@ async function checkGolden(golden: string, input: JudgeInput): Promise<Assertion
   } catch (e) {
     return { text, passed: false, evidence: `golden file could not be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message} (${abs})` };
   }
-  const diff = firstDifference(normaliseGolden(want), normaliseGolden(input.finalMessage));
+  const diff = await withFullText(finalMessageText(input), (msg) => firstDifference(normaliseGolden(want), normaliseGolden(msg)));
   return {
     text,
     passed: diff === undefined,

@@ -20,7 +20,7 @@ export { checkExpect, firstDifference, normaliseGolden } from './expect.js';
 export { evaluateRule, runRuleJudge, type RuleResult } from './rules.js';
 export { runScriptJudge, interpreterFor, DEFAULT_SCRIPT_TIMEOUT_SECONDS } from './script.js';
 export { argsMatch, argsMismatch } from './args.js';
-export { evaluatePostCondition } from './postcondition.js';
+export { evaluatePostCondition, evaluatePostConditionOn } from './postcondition.js';
 export {
   captureValue,
   captureDetail,

@@ -1,48 +1,36 @@
 /**
  * Workspace-confined file checks used by `expect` and `rule_based`. A user's path is
  * relative to the workspace; one that leaves it (`../x`, an absolute path elsewhere, or a
- * symbolic link whose target lies outside) is never read and its check fails with evidence
- * saying so.
+ * symbolic link, even in a folder of the path, whose target lies outside) is never read and
+ * its check fails with evidence saying so. A file is read through its checked real path,
+ * opened with O_NOFOLLOW (src/util/contain.ts), so a link swapped in meanwhile is not followed.
  */
-import { lstat, readFile, realpath, stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { ContainmentError, isInside, openInside, resolveInside } from '../util/contain.js';
 import { bytes } from './evidence.js';
 
-/** A path resolved inside the workspace, or the reason it was refused. */
-export type Resolved = { ok: true; abs: string } | { ok: false; reason: string };
-
-function inside(root: string, abs: string): boolean {
-  const rel = path.relative(root, abs);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
+/** A path resolved inside the workspace (`abs` as named, `real` with links followed), or the reason it was refused. */
+export type Resolved = { ok: true; abs: string; real: string } | { ok: false; reason: string };
 
 /**
  * Resolves `rel` against `workspace` without following it out: the lexical path must stay
- * inside, and when it exists its real path (symbolic links followed) must too.
+ * inside, and its real path (symbolic links followed as far as the path exists, a dangling
+ * link to where it points) must too.
  */
 export async function resolveInWorkspace(workspace: string, rel: string): Promise<Resolved> {
   if (rel.trim() === '') return { ok: false, reason: 'empty path' };
   if (rel.includes('\0')) return { ok: false, reason: 'path contains a NUL character' };
   const root = path.resolve(workspace);
   const abs = path.resolve(root, rel);
-  if (!inside(root, abs)) return { ok: false, reason: `path escapes the workspace: ${rel}` };
-  let realAbs: string;
+  if (!isInside(root, abs)) return { ok: false, reason: `path escapes the workspace: ${rel}` };
   try {
-    realAbs = await realpath(abs);
-  } catch {
-    // Missing (or a dangling link): nothing outside can be reached through it.
-    return { ok: true, abs };
+    return { ok: true, abs, real: await resolveInside(root, rel) };
+  } catch (e) {
+    if (e instanceof ContainmentError) return { ok: false, reason: `path escapes the workspace through a symbolic link: ${rel} -> ${e.target}` };
+    // Unreadable on the way (EACCES, ELOOP): nothing outside is reached by not following it.
+    return { ok: true, abs, real: abs };
   }
-  let realRoot = root;
-  try {
-    realRoot = await realpath(root);
-  } catch {
-    /* workspace gone: compare lexically */
-  }
-  if (!inside(realRoot, realAbs)) {
-    return { ok: false, reason: `path escapes the workspace through a symbolic link: ${rel} -> ${realAbs}` };
-  }
-  return { ok: true, abs };
 }
 
 /** What is at a workspace path: `exists` plus a readable description for evidence. */
@@ -63,7 +51,7 @@ export async function inspectPath(workspace: string, rel: string): Promise<PathI
   const r = await resolveInWorkspace(workspace, rel);
   if (!r.ok) return { exists: false, refused: true, description: r.reason };
   try {
-    const st = await stat(r.abs);
+    const st = await stat(r.real);
     const kind = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other';
     const description =
       kind === 'file' ? `exists (${bytes(st.size)})` : kind === 'directory' ? 'exists (directory)' : 'exists (not a regular file)';
@@ -98,9 +86,15 @@ export async function readWorkspaceFile(
   if (info.kind !== 'file') return { ok: false, reason: `${rel} is not a regular file` };
   if ((info.size ?? 0) > MAX_READ_BYTES) return { ok: false, reason: `${rel} is too large to search (${bytes(info.size ?? 0)})` };
   try {
-    const text = await readFile(info.abs, 'utf8');
-    return { ok: true, text, size: info.size ?? Buffer.byteLength(text) };
+    const fh = await openInside(workspace, rel, rel);
+    try {
+      const text = await fh.readFile('utf8');
+      return { ok: true, text, size: info.size ?? Buffer.byteLength(text) };
+    } finally {
+      await fh.close();
+    }
   } catch (e) {
+    if (e instanceof ContainmentError) return { ok: false, reason: `path escapes the workspace through a symbolic link: ${rel} -> ${e.target}` };
     return { ok: false, reason: `${rel} could not be read: ${(e as Error).message}` };
   }
 }

@@ -3,7 +3,8 @@
  * The multi-turn loop decides what to do on failure (`on_fail`); this only grades.
  */
 import type { PostCondition } from '../config/types.js';
-import { q, qList, substringEvidence } from './evidence.js';
+import { q, qList } from './evidence.js';
+import { searchedEvidence as substringEvidence, searchString, searchText, type JudgedText, type Searched } from './text.js';
 import type { Assertion } from './types.js';
 
 /**
@@ -12,6 +13,19 @@ import type { Assertion } from './types.js';
  * per `must_not_contain` string. Case-sensitive substring matching. `passed` when all pass.
  */
 export function evaluatePostCondition(text: string, pc: PostCondition): { passed: boolean; assertions: Assertion[] } {
+  return gradePostCondition(searchString(text), pc);
+}
+
+/**
+ * {@link evaluatePostCondition} on a turn's answer as judges read it: a large answer kept in a
+ * file is searched by streaming it (src/judge/text.ts), so memory stays bounded.
+ */
+export async function evaluatePostConditionOn(text: JudgedText, pc: PostCondition): Promise<{ passed: boolean; assertions: Assertion[] }> {
+  if (typeof text === 'string') return evaluatePostCondition(text, pc);
+  return gradePostCondition(await searchText(text, [...pc.mustContainAll, ...pc.mustContainAny, ...pc.mustNotContain]), pc);
+}
+
+function gradePostCondition(text: Searched, pc: PostCondition): { passed: boolean; assertions: Assertion[] } {
   const assertions: Assertion[] = [];
   for (const s of pc.mustContainAll) {
     const r = substringEvidence(text, s, 'turn answer');
@@ -22,7 +36,7 @@ export function evaluatePostCondition(text: string, pc: PostCondition): { passed
     assertions.push({
       text: `post_condition must_contain_any: ${qList(pc.mustContainAny)}`,
       passed: hit !== undefined,
-      evidence: hit ? `${q(hit.s, 80)} ${hit.r.evidence}` : `none found in turn answer (${text.length} chars): ${q(text, 200)}`,
+      evidence: hit ? `${q(hit.s, 80)} ${hit.r.evidence}` : `none found in turn answer (${text.length} chars): ${q(text.head, 200)}`,
     });
   }
   for (const s of pc.mustNotContain) {

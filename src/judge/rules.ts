@@ -18,6 +18,7 @@ import { around, jsonClip, nameList, q, qList } from './evidence.js';
 import type { JudgeOutcome } from './outcome.js';
 import { inspectPath } from './paths.js';
 import type { Assertion, JudgeInput } from './types.js';
+import { finalMessageText, searchText, turnText, withFullText, type Searched } from './text.js';
 
 /** A rule evaluated against a job: `holds` is whether its condition is true. */
 export interface RuleResult {
@@ -65,8 +66,14 @@ export async function evaluateRule(rule: Rule, input: JudgeInput): Promise<RuleR
   const add = (text: string, check: Check) => parts.push({ text, check });
   const allCalls = input.transcript.turns.flatMap((t) => t.toolCalls.map((c) => ({ turn: t.index, call: c })));
 
-  if (rule.outputContains) add(`output_contains ${describeLists(rule.outputContains)}`, outputContains(input.finalMessage, rule.outputContains));
-  if (rule.outputMatches) add(`output_matches ${describeLists(rule.outputMatches)}`, outputMatches(input.finalMessage, rule.outputMatches));
+  // The final message as judges read it (src/judge/text.ts): a large one is streamed from its
+  // file for substring rules, and loaded through the one-at-a-time gate for patterns.
+  const message = finalMessageText(input);
+  if (rule.outputContains) add(`output_contains ${describeLists(rule.outputContains)}`, outputContains(await searchText(message, needles(rule.outputContains)), rule.outputContains));
+  if (rule.outputMatches) {
+    const lists = rule.outputMatches;
+    add(`output_matches ${describeLists(lists)}`, await withFullText(message, (text) => outputMatches(text, lists)));
+  }
   if (rule.exitCode !== undefined) {
     add(`exit_code: ${rule.exitCode}`, { holds: input.exitCode === rule.exitCode, evidence: `actual exit code: ${input.exitCode}` });
   }
@@ -86,28 +93,31 @@ export async function evaluateRule(rule: Rule, input: JudgeInput): Promise<RuleR
     if (r.containsAny?.length) lists.push(`contains_any: ${qList(r.containsAny)}`);
     add(
       `turn_response_contains {turn: ${r.turn}${lists.length ? `, ${lists.join(', ')}` : ''}}`,
-      withTurn(input, r.turn, (t) => outputContains(t.finalText, { all: r.containsAll, any: r.containsAny }, `turn ${r.turn} response`)),
+      await withTurn(input, r.turn, async (t) => {
+        const l = { all: r.containsAll, any: r.containsAny };
+        return outputContains(await searchText(turnText(t, input.jobDir), needles(l)), l, `turn ${r.turn} response`);
+      }),
     );
   }
   if (rule.turnResponseNotContains) {
     const r = rule.turnResponseNotContains;
     add(
       `turn_response_not_contains {turn: ${r.turn}, not_contains: ${qList(r.notContains)}}`,
-      withTurn(input, r.turn, (t) => outputContains(t.finalText, { not: r.notContains }, `turn ${r.turn} response`)),
+      await withTurn(input, r.turn, async (t) => outputContains(await searchText(turnText(t, input.jobDir), r.notContains), { not: r.notContains }, `turn ${r.turn} response`)),
     );
   }
   if (rule.toolCalledInTurn) {
     const r = rule.toolCalledInTurn;
     add(
       `tool_called_in_turn {turn: ${r.turn}, name: ${r.name}${hasArgs(r.args) ? `, args: ${jsonClip(r.args, 160)}` : ''}}`,
-      withTurn(input, r.turn, (t) => toolCalled(t.toolCalls.map((c) => ({ turn: t.index, call: c })), r.name, r.args, `in turn ${r.turn}`)),
+      await withTurn(input, r.turn, (t) => toolCalled(t.toolCalls.map((c) => ({ turn: t.index, call: c })), r.name, r.args, `in turn ${r.turn}`)),
     );
   }
   if (rule.toolNotCalledInTurn) {
     const r = rule.toolNotCalledInTurn;
     add(
       `tool_not_called_in_turn {turn: ${r.turn}, name: ${r.name}}`,
-      withTurn(input, r.turn, (t) => toolNotCalled(t.toolCalls.map((c) => ({ turn: t.index, call: c })), r.name, `in turn ${r.turn}`)),
+      await withTurn(input, r.turn, (t) => toolNotCalled(t.toolCalls.map((c) => ({ turn: t.index, call: c })), r.name, `in turn ${r.turn}`)),
     );
   }
 
@@ -132,13 +142,21 @@ function describeLists(l: { all?: string[]; any?: string[]; not?: string[] }): s
   return `{${parts.join(', ')}}`;
 }
 
-/** all: every string present; any: at least one present (when given); not: none present. */
-function outputContains(text: string, l: { all?: string[]; any?: string[]; not?: string[] }, where = 'final message'): Check {
+/** Every string of a contains rule's lists. */
+function needles(l: { all?: string[]; any?: string[]; not?: string[] }): string[] {
+  return [...(l.all ?? []), ...(l.any ?? []), ...(l.not ?? [])];
+}
+
+/**
+ * all: every string present; any: at least one present (when given); not: none present.
+ * `text` has been searched for every string of the lists (src/judge/text.ts `searchText`).
+ */
+function outputContains(text: Searched, l: { all?: string[]; any?: string[]; not?: string[] }, where = 'final message'): Check {
   const ev: string[] = [];
   let holds = true;
   let missingSomething = false;
   for (const s of l.all ?? []) {
-    const at = text.indexOf(s);
+    const at = text.find(s)?.at ?? -1;
     if (at >= 0) ev.push(`${q(s, 60)} found at offset ${at}`);
     else {
       holds = false;
@@ -147,7 +165,7 @@ function outputContains(text: string, l: { all?: string[]; any?: string[]; not?:
     }
   }
   if (l.any && l.any.length > 0) {
-    const hit = l.any.map((s) => ({ s, at: text.indexOf(s) })).find((h) => h.at >= 0);
+    const hit = l.any.map((s) => ({ s, at: text.find(s)?.at ?? -1 })).find((h) => h.at >= 0);
     if (hit) ev.push(`any: ${q(hit.s, 60)} found at offset ${hit.at}`);
     else {
       holds = false;
@@ -156,17 +174,17 @@ function outputContains(text: string, l: { all?: string[]; any?: string[]; not?:
     }
   }
   for (const s of l.not ?? []) {
-    const at = text.indexOf(s);
-    if (at >= 0) {
+    const f = text.find(s);
+    if (f) {
       holds = false;
-      ev.push(`not: ${q(s, 60)} found at offset ${at}: ${around(text, at, s.length)}`);
+      ev.push(`not: ${q(s, 60)} found at offset ${f.at}: ${f.context}`);
     } else ev.push(`not: ${q(s, 60)} absent`);
   }
-  if (missingSomething) ev.push(`${where} (${text.length} chars): ${q(text, 200)}`);
+  if (missingSomething) ev.push(`${where} (${text.length} chars): ${q(text.head, 200)}`);
   return { holds, evidence: ev.length ? ev.join('; ') : 'no strings given' };
 }
 
-/** Like outputContains, with Go-syntax regular expressions (see util/regex.ts). */
+/** Like outputContains, with RE2 (Go syntax) regular expressions, matched in linear time (see util/regex.ts). */
 function outputMatches(text: string, l: { all?: string[]; any?: string[]; not?: string[] }): Check {
   const ev: string[] = [];
   let holds = true;
@@ -308,7 +326,7 @@ function turnState(input: JudgeInput, n: number): { turn?: TranscriptTurn; statu
   return { turn, status };
 }
 
-function withTurn(input: JudgeInput, n: number, f: (t: TranscriptTurn) => Check): Check {
+async function withTurn(input: JudgeInput, n: number, f: (t: TranscriptTurn) => Check | Promise<Check>): Promise<Check> {
   const { turn, status } = turnState(input, n);
   if (!turn) {
     return { holds: false, evidence: `turn ${n} does not exist (the transcript has ${input.transcript.turns.length} turn(s))` };

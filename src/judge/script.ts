@@ -3,10 +3,13 @@
  * exits 0. One assertion, `script: <path>`, whose evidence is the script's stdout (trimmed,
  * at most 4 KB) with its stderr appended as `[stderr: …]`.
  *
- * The script gets the environment of skill-up plus:
+ * The script gets the common base of skill-up's environment (src/engine/env.ts: PATH, locale,
+ * proxies, …; never its credentials), `HOME`, and the suite's `environment.env`, plus:
  * | variable | value |
  * |---|---|
  * | `EVAL_FINAL_MESSAGE` | the final message (cut to 120,000 bytes: the OS limit for one variable is 128 KiB) |
+ * | `EVAL_FINAL_MESSAGE_FILE` | absolute path of a file holding the whole final message in its first `EVAL_FINAL_MESSAGE_BYTES` bytes: `outputs/response.md`, or for a message over the inline limit (64 KiB) the file that holds it (a raw stdout file may go on with trailing white space) |
+ * | `EVAL_FINAL_MESSAGE_BYTES` | the final message's length in UTF-8 bytes |
  * | `EVAL_EXIT_CODE` | the engine's exit code of the last turn |
  * | `EVAL_TRANSCRIPT_PATH` | absolute path of the transcript JSON (empty when none) |
  * | `EVAL_WORKSPACE` | absolute path of the workspace (also the cwd) |
@@ -22,6 +25,9 @@ import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { clip } from './evidence.js';
+import { finalMessageText, textHead } from './text.js';
+import { childProcessEnv } from '../engine/env.js';
+import { trackGroup, untrackGroup } from '../engine/proc.js';
 import type { JudgeOutcome } from './outcome.js';
 import type { JudgeInput } from './types.js';
 
@@ -76,13 +82,15 @@ async function runOnce(file: string, args: string[], input: JudgeInput, env: Rec
   const child = execa(file, args, {
     cwd: input.workspace,
     env,
-    extendEnv: true,
+    extendEnv: false, // `env` is complete: src/engine/env.ts childProcessEnv
     detached: true,
     reject: false,
     stdin: 'ignore',
     stripFinalNewline: false,
   });
   const pid = child.pid;
+  // Killed with skill-up however it ends, SIGKILL included (engine/reaper.ts).
+  if (pid) trackGroup(pid);
   let timedOut = false;
   let cancelled = false;
   const timer = setTimeout(() => {
@@ -112,7 +120,15 @@ async function runOnce(file: string, args: string[], input: JudgeInput, env: Rec
   } finally {
     clearTimeout(timer);
     input.signal?.removeEventListener('abort', onAbort);
+    if (pid) untrackGroup(pid);
   }
+}
+
+/** `EVAL_FINAL_MESSAGE_FILE` and `EVAL_FINAL_MESSAGE_BYTES` (none when the job folder is unknown). */
+function messageFileEnv(input: JudgeInput): Record<string, string> {
+  if (input.finalMessageFile) return { EVAL_FINAL_MESSAGE_FILE: input.finalMessageFile.path, EVAL_FINAL_MESSAGE_BYTES: String(input.finalMessageFile.bytes) };
+  if (input.jobDir === undefined) return {};
+  return { EVAL_FINAL_MESSAGE_FILE: path.join(input.jobDir, 'outputs', 'response.md'), EVAL_FINAL_MESSAGE_BYTES: String(Buffer.byteLength(input.finalMessage)) };
 }
 
 /** Builds the evidence string from a script's output. */
@@ -146,14 +162,18 @@ export async function runScriptJudge(spec: { scriptPath: string; timeoutSeconds:
     return fail(`script could not start: ${abs} does not exist`);
   }
 
-  const env: Record<string, string> = {
-    EVAL_FINAL_MESSAGE: cutBytes(input.finalMessage, MAX_ENV_MESSAGE_BYTES),
+  const env: Record<string, string> = childProcessEnv({
+    // The suite author's own program, run as the user: it keeps HOME (user-installed packages).
+    ...(process.env.HOME ? { HOME: process.env.HOME } : {}),
+    // A large message is read from the head of its file (src/judge/text.ts), never whole.
+    EVAL_FINAL_MESSAGE: cutBytes(await textHead(finalMessageText(input), MAX_ENV_MESSAGE_BYTES), MAX_ENV_MESSAGE_BYTES),
+    ...messageFileEnv(input),
     EVAL_EXIT_CODE: String(input.exitCode),
     EVAL_TRANSCRIPT_PATH: input.transcriptPath ?? '',
     EVAL_WORKSPACE: input.workspace,
     EVAL_SKILL_DIR: input.skillDir,
     EVAL_CASE_ID: input.case.id,
-  };
+  });
 
   let executable = false;
   try {

@@ -26,8 +26,16 @@ export interface Grading {
 export interface JudgeInput {
   case: CaseSpec;
   transcript: Transcript;
-  /** The last completed turn's final text. */
+  /** The last completed turn's final text: whole, or its preview when `finalMessageFile` is set. */
   finalMessage: string;
+  /**
+   * Set when the final message is larger than the inline limit (src/engine/final-text.ts):
+   * the absolute path of the file whose first `bytes` bytes are the whole message. Judges read
+   * it through src/judge/text.ts (`finalMessageText`, `searchText`, `withFullText`).
+   */
+  finalMessageFile?: { path: string; bytes: number };
+  /** Absolute path of the job folder, which turns' `finalTextFile` paths are relative to. */
+  jobDir?: string;
   /** The engine's exit code of the last turn (0 when it ended normally). */
   exitCode: number;
   /** Absolute path of the job workspace after the engine ran. */

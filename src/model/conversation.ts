@@ -156,7 +156,7 @@ export function parseSkillListing(texts: string[]): string[] {
     }
     // OpenCode / Gemini CLI / Qwen Code: <available_skills><skill><name>x</name>…
     for (const block of text.match(/<available_skills>[\s\S]*?(<\/available_skills>|$)/g) ?? []) {
-      for (const m of block.matchAll(/<skill>\s*<name>\s*([^<]+?)\s*<\/name>/g)) add(m[1]!);
+      for (const m of block.matchAll(/<skill>\s*<name>([^<]+)<\/name>/g)) add(m[1]!);
     }
   }
   return names;
@@ -223,7 +223,8 @@ function lastToolResultSince(messages: NeutralMessage[], from: number): Conversa
 
 const CWD_PATTERNS = [
   /Primary working directory: *([^\n]+)/,
-  /<cwd>\s*([^<\n]+?)\s*<\/cwd>/,
+  // First and last characters not blank: a lazy group beside `\s*` would backtrack quadratically.
+  /<cwd>\s*([^<\s](?:[^<\n]*[^<\s])?)\s*<\/cwd>/,
   /I'm currently working in the directory: *([^\n]+)/,
   /Working directory: *([^\n]+)/,
 ];

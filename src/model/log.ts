@@ -11,15 +11,17 @@
  * Sinks, all optional:
  * - `<logDir>/<jobId>/model-requests.jsonl` for exchanges with a job id,
  *   `<logDir>/model-requests.jsonl` for the rest; one JSON line per exchange, with the full
- *   request body and headers (credentials redacted);
+ *   request body and headers (credential headers replaced; every known secret value redacted,
+ *   src/util/redact.ts);
  * - the server's `onRequest` callback (same entry);
  * - an in-memory index, without request bodies, read with `requestsFor(jobOrSessionId)`.
  */
-import { appendFile, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Conversation } from './conversation.js';
 import type { PlanTrace, ProtocolId, ReplyBlock } from './types.js';
+import { appendText, jsonText } from '../util/out.js';
 
 /** One request/response exchange. */
 export interface ExchangeLogEntry {
@@ -110,7 +112,8 @@ export class ExchangeLog {
     if (!this.logDir) return;
     const dir = entry.jobId ? join(this.logDir, safeJobDir(entry.jobId)) : this.logDir;
     const file = join(dir, 'model-requests.jsonl');
-    const line = JSON.stringify(entry) + '\n';
+    // Redacted (src/util/out.ts): a request body holds whatever the agent saw, its environment included.
+    const line = jsonText(entry, 0, true);
     const prev = this.chains.get(file) ?? Promise.resolve();
     const next = prev
       .then(async () => {
@@ -118,7 +121,7 @@ export class ExchangeLog {
           await mkdir(dir, { recursive: true });
           this.made.add(dir);
         }
-        await appendFile(file, line);
+        await appendText(file, line);
       })
       .catch((e: Error) => {
         this.failure ??= e;

@@ -27,6 +27,7 @@ import Ajv2020Module, { type ErrorObject, type ValidateFunction } from 'ajv/dist
 import { closest, distance } from 'fastest-levenshtein';
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { ConfigError, DiagnosticBag } from '../config/diagnostics.js';
+import { duplicateKeyMessage, duplicateKeys, YAML_PARSE_OPTIONS } from '../config/yaml-source.js';
 import { compileRegex, regexError } from '../util/regex.js';
 import { ENGINE_NAMES, type Action, type EngineName, type ModelScript, type Rule, type RuleConditions } from './types.js';
 
@@ -60,10 +61,15 @@ export async function loadModelScript(file: string): Promise<ModelScript> {
 export function parseModelScript(text: string, file: string): ModelScript {
   const bag = new DiagnosticBag();
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { lineCounter, ...YAML_PARSE_OPTIONS });
   for (const err of doc.errors) {
     const pos = err.linePos?.[0] ?? lineCounter.linePos(err.pos[0]);
     bag.error(file, pos.line, pos.col, '', `YAML syntax error: ${firstLine(err.message)}`);
+  }
+  // The duplicate-key check of `yaml` is quadratic; config/yaml-source.ts has a linear one.
+  for (const d of duplicateKeys(doc).found) {
+    const pos = lineCounter.linePos(d.offset);
+    bag.error(file, pos.line, pos.col, '', `YAML syntax error: ${duplicateKeyMessage(d, lineCounter)}`);
   }
   bag.throwIfErrors();
 
@@ -307,8 +313,10 @@ function checkSemantics(data: unknown, at: Locator, file: string, bag: Diagnosti
 
     const checkTemplates = (value: unknown, p: Seg[]): void => {
       if (typeof value === 'string') {
-        for (const m of value.matchAll(/\{\{\s*([^}]*?)\s*\}\}/g)) {
-          const name = m[1]!;
+        // Linear: trimmed in code (`\s*([^}]*?)\s*` backtracks quadratically on long blanks), and
+        // no `{` inside (a run of `{` would rescan), which is also how model/plan.ts fills them.
+        for (const m of value.matchAll(/\{\{([^{}]*)\}\}/g)) {
+          const name = m[1]!.trim();
           if (!(TEMPLATE_VARIABLES as readonly string[]).includes(name)) {
             err(p, `unknown placeholder "{{${name}}}"${suggest(name, TEMPLATE_VARIABLES)}`);
           }

@@ -19,7 +19,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { appendText } from '../util/out.js';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { buildSummaryMarkdown } from './markdown.js';
 import { redact, secretValues } from './redact.js';
@@ -285,7 +286,7 @@ export async function publishToGithub(
       // Appended, never overwritten: other steps (and other runs in this step) write there too.
       const before = await readFile(summaryFile, 'utf8').catch(() => '');
       const gap = before === '' || before.endsWith('\n') ? '' : '\n';
-      await appendFile(summaryFile, gap + redact(buildSummaryMarkdown(doc), secrets));
+      await appendText(summaryFile, gap + redact(buildSummaryMarkdown(doc), secrets));
       result.summaryFile = summaryFile;
     } catch (e) {
       result.problems.push(`cannot append the step summary to ${summaryFile}: ${(e as Error).message}`);
@@ -295,7 +296,7 @@ export async function publishToGithub(
   if (outputFile) {
     try {
       const outputs = githubOutputs(doc, ctx).map(([k, v]): [string, string] => [k, redact(v, secrets)]);
-      await appendFile(outputFile, formatOutputs(outputs));
+      await appendText(outputFile, formatOutputs(outputs));
       result.outputFile = outputFile;
     } catch (e) {
       result.problems.push(`cannot append the step outputs to ${outputFile}: ${(e as Error).message}`);

@@ -88,7 +88,10 @@ async function fromJournal(dir: string, why: string): Promise<{ doc: ResultDoc; 
   } catch (e) {
     throw new ResultFileError(`${journal}: the run cannot be rebuilt from it: ${(e as Error).message}`);
   }
-  return { doc: parseResultDoc(JSON.stringify(doc), journal), file: path.join(dir, 'result.json'), rebuilt: why };
+  // Checked as plain JSON data, one job at a time: no string ever holds the whole document.
+  const { jobs, ...rest } = doc;
+  const plain = { ...(JSON.parse(JSON.stringify(rest)) as object), jobs: jobs.map((j) => JSON.parse(JSON.stringify(j)) as unknown) };
+  return { doc: checkResultData(plain, journal), file: path.join(dir, 'result.json'), rebuilt: why };
 }
 
 /** Parses and checks the text of a result.json; `name` is used in messages. @throws ResultFileError */
@@ -101,6 +104,18 @@ export function parseResultDoc(text: string, name: string): ResultDoc {
     const looks = /^\s*</.test(text) ? ' (it looks like XML or HTML: report.xml and report.html are outputs, not inputs)' : /^\s*(#|\w+:)/.test(text) ? ' (it looks like YAML or Markdown)' : '';
     throw new ResultFileError(`${name}${where}: not valid JSON${looks}; ${EXPECTED}`);
   }
+  return checkResultData(data, name);
+}
+
+/**
+ * Checks parsed JSON data as a result.json: its identity, the schema, the summary's shape.
+ * Jobs may carry a final message's file reference (`final_message_file`, `final_message_bytes`,
+ * `final_message_truncated`; the same `final_text_*` per turn): `final_message` is then a
+ * preview and the whole message is in that file of the job folder.
+ *
+ * @throws ResultFileError
+ */
+export function checkResultData(data: unknown, name: string): ResultDoc {
   const identity = identify(data);
   if (identity) throw new ResultFileError(`${name}: ${identity}`);
   const validate = compile();

@@ -1,24 +1,29 @@
 /**
- * Keeps secrets out of everything skill-up writes (design.md, "Conventions"): the values of
- * credential-like environment variables are replaced before a report or log reaches disk.
+ * Keeps secrets out of everything skill-up writes (design.md, "Conventions"). The redactor
+ * itself lives in src/util/redact.ts (one process-wide instance, applied at write time by
+ * src/util/out.ts and to the console); these two functions are the older API, kept for its
+ * callers: both now also apply the process-wide redactor.
  */
+import { envSecrets, Redactor, redactor } from '../util/redact.js';
 
-const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
-/** Values this short are not treated as secrets (they would match ordinary words). */
-const MIN_SECRET_LENGTH = 8;
-
-/** Secret values found in `env`: variables whose name looks like a credential. */
+/** Secret values found in `env` (src/util/redact.ts `envSecrets`), longest first. */
 export function secretValues(env: Record<string, string | undefined> = process.env): string[] {
-  const values = new Set<string>();
-  for (const [name, value] of Object.entries(env)) {
-    if (value && value.length >= MIN_SECRET_LENGTH && SECRET_NAME.test(name) && value !== 'dummy') values.add(value);
-  }
-  return [...values].sort((a, b) => b.length - a.length);
+  return envSecrets(env).sort((a, b) => b.length - a.length);
 }
 
-/** Returns `text` with every secret value replaced by `[REDACTED]`. */
+/** One redactor per secrets list given (callers compute the list once and reuse it). */
+const byList = new WeakMap<string[], Redactor>();
+
+/** A redactor for exactly `secrets` (cached per list), or undefined for an empty list. */
+export function listRedactor(secrets: string[]): Redactor | undefined {
+  if (secrets.length === 0) return undefined;
+  let r = byList.get(secrets);
+  if (!r) byList.set(secrets, (r = new Redactor(secrets)));
+  return r;
+}
+
+/** Returns `text` with every value of `secrets` and every secret the process-wide redactor knows replaced by `[REDACTED]`, in any encoding. */
 export function redact(text: string, secrets: string[]): string {
-  let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join('[REDACTED]');
-  return out;
+  const once = redactor().redact(text);
+  return listRedactor(secrets)?.redact(once) ?? once;
 }

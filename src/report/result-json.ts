@@ -52,6 +52,7 @@ function turnJson(t: TurnResult) {
     prompt: t.prompt,
     status: t.status,
     final_text: t.finalText,
+    ...(t.finalTextFile ? { final_text_file: t.finalTextFile, final_text_bytes: t.finalTextBytes ?? 0, final_text_truncated: true as const } : {}),
     ...(t.reason ? { reason: t.reason } : {}),
     duration_ms: Math.round(t.durationMs),
     tokens: usageJson(t.usage),
@@ -81,6 +82,9 @@ export function jobJson(r: JobResult) {
     ...(r.costUsd !== undefined ? { cost_usd: r.costUsd } : {}),
     ...(r.costUsd !== undefined && r.costEstimated ? { cost_estimated: true } : {}),
     final_message: r.finalMessage,
+    // Over the inline limit (src/engine/final-text.ts) `final_message` is a preview: the whole
+    // message is the first `final_message_bytes` bytes of `<output_dir>/<final_message_file>`.
+    ...(r.finalMessageFile ? { final_message_file: r.finalMessageFile, final_message_bytes: r.finalMessageBytes ?? 0, final_message_truncated: true as const } : {}),
     skills_installed: r.skillsInstalled,
     ...(r.skillsOffered ? { skills_offered: r.skillsOffered } : {}),
     skill_activations: r.skillActivations,

@@ -12,15 +12,16 @@
  * |             | `eval_metadata.json` per case (skill-creator's files, src/report/benchmark.ts) |
  * | `html`      | `report.html` (one self-contained page, src/report/html/)                      |
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join } from 'node:path';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
 import type { ReportFormat } from '../config/types.js';
 import type { JobResult } from '../run/types.js';
 import { buildBenchmarks } from './benchmark.js';
 import { buildJunit } from './junit.js';
 import { buildSummaryMarkdown } from './markdown.js';
-import { redact, secretValues } from './redact.js';
+import { secretValues } from './redact.js';
+import { redactor } from '../util/redact.js';
+import { createRedactingWriteStream, jsonText, writeJson, writeJsonSync, writeText } from '../util/out.js';
 import { buildResultJson, type ResultDoc, type RunMeta } from './result-json.js';
 
 /** What a write produced. */
@@ -34,11 +35,9 @@ export interface WriteResult {
 /** Every format this module knows, in the order they are written. */
 export const REPORT_FORMATS: readonly ReportFormat[] = ['json', 'junit', 'markdown', 'benchmark', 'html'];
 
-/** Writes a file atomically (temp + rename) so a reader never sees half a report. */
-async function put(file: string, text: string, secrets: string[]): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}`;
-  await writeFile(tmp, redact(text, secrets));
-  await rename(tmp, file);
+/** Writes a file atomically (temp + rename) so a reader never sees half a report; secrets redacted (src/util/out.ts). */
+async function put(file: string, text: string, _secrets: string[]): Promise<void> {
+  await writeText(file, text, { atomic: true });
 }
 
 /** `dir/rel`, refusing a `rel` that leaves `dir` (job folders come from a file that may have been edited). */
@@ -51,18 +50,12 @@ function inside(dir: string, rel: string): string {
 }
 
 /**
- * Writes a small per-run file, creating its folder only when missing (in a run's own folder
- * the job folders exist). Synchronous on purpose: for thousands of small files, direct system
- * calls are several times faster than round trips through libuv's thread pool.
+ * Writes a small per-run JSON file, creating its folder only when missing (in a run's own
+ * folder the job folders exist). Synchronous on purpose: for thousands of small files, direct
+ * system calls are several times faster than round trips through libuv's thread pool.
  */
-function putSmall(file: string, text: string): void {
-  try {
-    writeFileSync(file, text);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
-  }
+function putSmall(file: string, value: unknown): void {
+  writeJsonSync(file, value, { mkdir: true, newline: true });
 }
 
 /**
@@ -82,6 +75,8 @@ export async function writeReports(dir: string, meta: RunMeta, results: JobResul
  */
 export async function writeDocReports(dir: string, doc: ResultDoc, formats: readonly ReportFormat[], sourceDir: string = dir): Promise<WriteResult> {
   const secrets = secretValues();
+  // Credentials set since the process started are secrets too.
+  redactor().addAll(secrets);
   const result: WriteResult = { written: [], skipped: [] };
   const wanted = new Set(formats);
   await mkdir(dir, { recursive: true });
@@ -100,7 +95,7 @@ async function writeFormat(dir: string, doc: ResultDoc, format: ReportFormat, se
   switch (format) {
     case 'json': {
       const file = join(dir, 'result.json');
-      await put(file, JSON.stringify(doc, null, 2) + '\n', secrets);
+      await writeResultFile(file, doc);
       return [file];
     }
     case 'junit': {
@@ -122,6 +117,43 @@ async function writeFormat(dir: string, doc: ResultDoc, format: ReportFormat, se
       await put(file, renderHtmlReport(doc, { transcripts: await readTranscripts(sourceDir, doc) }), secrets);
       return [file];
     }
+  }
+}
+
+/**
+ * Writes result.json streaming, atomically (temp + rename): the document's keys one by one and
+ * `jobs` job by job, each serialised (and redacted, src/util/out.ts) on its own, so no string
+ * holds the whole file and no size makes the write fail. The bytes are exactly those of
+ * `JSON.stringify(doc, null, 2) + "\n"`.
+ */
+export async function writeResultFile(file: string, doc: ResultDoc): Promise<void> {
+  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const out = createRedactingWriteStream(tmp);
+  const failed = new Promise<never>((_, rej) => out.once('error', rej));
+  failed.catch(() => undefined);
+  const put = async (s: string) => {
+    if (!out.write(s)) await Promise.race([new Promise((r) => out.once('drain', r)), failed]);
+  };
+  try {
+    await put('{');
+    let first = true;
+    for (const [key, value] of Object.entries(doc)) {
+      if (value === undefined || typeof value === 'function') continue;
+      await put(`${first ? '' : ','}\n  ${JSON.stringify(key)}: `);
+      first = false;
+      if (key === 'jobs' && Array.isArray(value) && value.length > 0) {
+        await put('[');
+        for (const [i, job] of value.entries()) await put(`${i ? ',' : ''}\n    ${jsonText(job ?? null, 2).replace(/\n/g, '\n    ')}`);
+        await put('\n  ]');
+      } else await put(jsonText(value, 2).replace(/\n/g, '\n  '));
+    }
+    await put(first ? '}\n' : '\n}\n');
+    await Promise.race([new Promise<void>((r) => out.end(() => r())), failed]);
+    await rename(tmp, file);
+  } catch (e) {
+    out.destroy();
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw e;
   }
 }
 
@@ -153,13 +185,13 @@ async function writeBenchmarks(dir: string, doc: ResultDoc, secrets: string[]): 
   for (const b of buildBenchmarks(doc)) {
     const root = inside(dir, b.root);
     await mkdir(root, { recursive: true });
-    await put(join(root, 'benchmark.json'), JSON.stringify(b.benchmark, null, 2) + '\n', secrets);
+    await writeJson(join(root, 'benchmark.json'), b.benchmark, { atomic: true, newline: true });
     await put(join(root, 'benchmark.md'), b.markdown, secrets);
     written.push(join(root, 'benchmark.json'), join(root, 'benchmark.md'));
     // Small per-run files: plain writes, no temp file and rename (that would double the
     // system calls of a 10,000-job run); each is tiny and rewritten whole.
-    for (const g of b.gradings) putSmall(join(inside(dir, g.dir), 'grading.json'), redact(JSON.stringify(g.grading, null, 2) + '\n', secrets));
-    for (const m of b.evalMetadata) putSmall(join(inside(dir, m.dir), 'eval_metadata.json'), redact(JSON.stringify(m.metadata, null, 2) + '\n', secrets));
+    for (const g of b.gradings) putSmall(join(inside(dir, g.dir), 'grading.json'), g.grading);
+    for (const m of b.evalMetadata) putSmall(join(inside(dir, m.dir), 'eval_metadata.json'), m.metadata);
   }
   return written;
 }

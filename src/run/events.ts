@@ -11,14 +11,16 @@
  * and inside it `turn_started`/`turn_finished` and `judge_started`/`judge_finished`, each
  * with the job's ids, timings, statuses and token counts.
  *
- * Nothing secret is written: every string is redacted like the reports (src/report/redact.ts)
+ * Nothing secret is written: every string is redacted like the reports (src/util/redact.ts)
  * and free text (reasons) is cut to {@link MAX_TEXT} characters.
  */
-import { closeSync, openSync, readSync, realpathSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Job } from '../plan/plan.js';
 import type { TokenUsage } from '../engine/types.js';
-import { redact, secretValues } from '../report/redact.js';
+import { listRedactor, secretValues } from '../report/redact.js';
+import { redactor } from '../util/redact.js';
+import { writeFdSync } from '../util/out.js';
 import type { ProgressSink } from './run.js';
 import type { JobEvents, JobResult, JudgeRef, TurnResult } from './types.js';
 
@@ -33,16 +35,13 @@ const HEARTBEAT_MS = 30_000;
 /** An unusable `--event-log` path; the CLI reports it as a usage error (exit 2) before anything runs. */
 export class EventLogError extends Error {}
 
-/** `value` with every secret replaced in every string (keys included), however deep. */
+/**
+ * `value` with every secret (of `secrets` and of the process-wide redactor, src/util/redact.ts)
+ * replaced in every string (keys included), however deep; `value` itself when nothing changed.
+ */
 export function redactJson<T>(value: T, secrets: string[]): T {
-  if (secrets.length === 0) return value;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return redact(v, secrets);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [redact(k, secrets), walk(x)]));
-    return v;
-  };
-  return walk(value) as T;
+  const once = redactor().redactValue(value);
+  return listRedactor(secrets)?.redactValue(once) ?? once;
 }
 
 /** A path this run must not write the event log to, and why. */
@@ -201,10 +200,8 @@ export class EventLog {
       ...(last ? { last_event: true } : {}),
       payload: redactJson(payload, this.secrets),
     };
-    const line = Buffer.from(JSON.stringify(envelope) + '\n');
     try {
-      let off = 0;
-      while (off < line.length) off += writeSync(this.fd, line, off, line.length - off);
+      writeFdSync(this.fd, JSON.stringify(envelope) + '\n');
     } catch (e) {
       process.stderr.write(`warning: --event-log ${this.file}: write failed (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); no further events are written\n`);
       this.close();

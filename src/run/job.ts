@@ -3,20 +3,25 @@
  * → collect artifacts → grade. Never throws for the job's own failures: a broken workspace,
  * a crashing engine or a timeout become a JobResult with status `error`.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JudgeSpec, Suite, TurnSpec } from '../config/types.js';
+import { fillTurnTemplate } from '../config/turn-template.js';
 import type { EngineAdapter, EngineContext, EngineError, Transcript, TranscriptTurn } from '../engine/types.js';
 import { zeroUsage } from '../engine/types.js';
 import type { Job } from '../plan/plan.js';
 import { createWorkspace, collectArtifacts, type Workspace } from '../runtime/index.js';
 import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
-import { gradeJob, evaluatePostCondition, captureDetail } from '../judge/index.js';
+import { gradeJob, evaluatePostConditionOn, captureDetail } from '../judge/index.js';
+import { turnText, withFullText } from '../judge/text.js';
+import { boundTurnText } from '../engine/final-text.js';
 import type { Assertion, Grading } from '../judge/types.js';
 import type { JobEvents, JobResult, TurnResult } from './types.js';
 import { gradingJson } from '../report/benchmark.js';
 import { jobJson } from '../report/result-json.js';
 import { priceResult } from '../cost/estimate.js';
+import { suiteEnvOf } from '../engine/env.js';
+import { redactUntracked, writeJson, writeText } from '../util/out.js';
 
 /** A skill ready to install: where it comes from and the folder name it gets. */
 export interface ResolvedSkill {
@@ -51,7 +56,8 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   const events = env.events;
   events?.jobStarted(job, attempt);
   const outputDir = join(env.iterationDir, job.id);
-  await mkdir(join(outputDir, 'outputs'), { recursive: true });
+  // A job folder that cannot be made (out of descriptors, disk full, …) makes this job an error, not the run a crash.
+  const folderReady = mkdir(join(outputDir, 'outputs'), { recursive: true }).then(() => undefined, (e: Error) => e);
   const c = job.case;
   const deadline = c.timeoutSeconds > 0 ? started + c.timeoutSeconds * 1000 : Infinity;
   const jobAbort = new AbortController();
@@ -82,11 +88,14 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   };
   let ws: Workspace | undefined;
   try {
+    const folderError = await folderReady;
+    if (folderError) throw new Error(`cannot create the job folder ${outputDir}: ${folderError.message}`);
     ws = await createWorkspace({
       root: env.workspaceRoot,
       jobId: job.id,
       context: c.context,
-      env: env.suite.environment.env,
+      skillDir: env.suite.skillDir,
+      env: suiteEnvOf(env.suite, env.baseEnv),
       setupSteps: env.suite.environment.setupSteps,
       signal: jobAbort.signal,
     });
@@ -107,6 +116,7 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
       outputDir,
       installedSkills: result.skillsInstalled,
       baseEnv: env.baseEnv,
+      suiteEnv: suiteEnvOf(env.suite, env.baseEnv),
       signal: jobAbort.signal,
       deadline,
       modelBaseUrl: env.modelBaseUrl,
@@ -115,11 +125,16 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
     const transcript: Transcript = { engine: job.engine, model: engineCfg.model.name, turns: [] };
     const turnEvents = events && { started: (i: number) => events.turnStarted(job, attempt, i), finished: (t: TurnResult) => events.turnFinished(job, attempt, t) };
     const verdict = await converse(job, adapter, ctx, prepared, transcript, result, deadline, turnEvents);
-    await writeFile(join(outputDir, 'transcript.json'), JSON.stringify(transcript, null, 2));
+    await writeJson(join(outputDir, 'transcript.json'), transcript);
     result.artifacts = await collectArtifacts(ws.dir, c.collectArtifacts, join(outputDir, 'outputs', 'workspace'));
     const last = [...result.turns].reverse().find((t) => t.status === 'completed' || t.status === 'failed');
     result.finalMessage = last?.finalText ?? '';
-    await writeFile(join(outputDir, 'outputs', 'response.md'), result.finalMessage);
+    // A large answer is a preview here; the whole text stays in the one file that holds it.
+    if (last?.finalTextFile) {
+      result.finalMessageFile = last.finalTextFile;
+      result.finalMessageBytes = last.finalTextBytes;
+    }
+    await writeText(join(outputDir, 'outputs', 'response.md'), result.finalMessage);
     let grading: Grading;
     if (verdict) {
       grading = verdict;
@@ -130,6 +145,8 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
           case: c,
           transcript,
           finalMessage: result.finalMessage,
+          ...(result.finalMessageFile ? { finalMessageFile: { path: join(outputDir, result.finalMessageFile), bytes: result.finalMessageBytes ?? 0 } } : {}),
+          jobDir: outputDir,
           exitCode: transcript.turns.at(-1)?.exitCode ?? 0,
           workspace: ws.dir,
           transcriptPath: join(outputDir, 'transcript.json'),
@@ -149,8 +166,12 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   } finally {
     clearTimeout(deadlineTimer);
     env.signal.removeEventListener('abort', onRunAbort);
+    // Files an engine wrote into outputs/ by itself (codex's -o file, …): redacted in place.
+    await redactUntracked(join(outputDir, 'outputs')).catch(() => undefined);
     // Removal is off the job's critical path: the result is recorded at once and the run
     // waits for every pending removal before it ends (JobEnv.cleanups).
+    // What setup steps left in the background ends with the job (the workspace may be kept).
+    ws?.stopBackground();
     if (ws && !env.keepWorkspaces) env.cleanups.push(ws.remove().catch(() => undefined));
     else if (ws) result.workspace = ws.dir;
   }
@@ -167,7 +188,13 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   // Its cost: as reported, else estimated from its tokens and the price table (src/cost/estimate.ts).
   priceResult(result, engineCfg);
   // Written as each job ends (skill-creator's shape), so an interrupted run keeps it too.
-  await writeFile(join(outputDir, 'grading.json'), JSON.stringify(gradingJson(jobJson(result)), null, 2));
+  try {
+    await writeJson(join(outputDir, 'grading.json'), gradingJson(jobJson(result)));
+  } catch (e) {
+    // Out of descriptors, disk full, a folder in the way: this job is an error, the run goes on.
+    result.status = 'error';
+    result.reason = `cannot write ${join(outputDir, 'grading.json')}: ${(e as Error).message}${result.reason ? ` (after: ${result.reason})` : ''}`;
+  }
   events?.jobFinished(job, attempt, result);
   return result;
 }
@@ -208,12 +235,8 @@ async function converse(
       result.turns.push(emptyTurn(index, spec.content, 'skipped', 'skipped by an earlier post_condition (on_fail: skip_remaining)'));
       continue;
     }
-    const missing: string[] = [];
-    const prompt = spec.content.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (m, name: string) => {
-      if (name in vars) return vars[name]!;
-      missing.push(name);
-      return m;
-    });
+    // `{{name}}` ← an earlier turn's capture; `\{{` ← a literal `{{` (config/turn-template.ts, as validate checks it).
+    const { text: prompt, missing } = fillTurnTemplate(spec.content, vars);
     if (missing.length) {
       const reason = `turn ${index} uses {{${missing.join('}}, {{')}}}, which no earlier turn captured`;
       result.turns.push(emptyTurn(index, prompt, 'error', reason));
@@ -233,6 +256,8 @@ async function converse(
     // An engine prices the scripted model's made-up tokens at a real model's rates: that is
     // no cost anybody pays, so it is not reported.
     if (ctx.engine.model.provider === 'scripted') delete t.costUsd;
+    // An answer over the inline limit the adapter kept in memory goes to a file now (src/engine/final-text.ts).
+    await boundTurnText(t, ctx.outputDir);
     transcript.turns.push(t);
     for (const s of t.skillsListed ?? []) offered.add(s);
     result.skillsOffered = t.skillsListed || offered.size ? [...offered] : result.skillsOffered;
@@ -248,7 +273,7 @@ async function converse(
       }
       sessionId = t.sessionId ?? sessionId;
       if (spec.postCondition) {
-        const pc = evaluatePostCondition(t.finalText, spec.postCondition);
+        const pc = await evaluatePostConditionOn(turnText(t, ctx.outputDir), spec.postCondition);
         if (!pc.passed) {
           turn.status = 'failed';
           turn.reason = 'post_condition failed';
@@ -259,7 +284,7 @@ async function converse(
         }
       }
       for (const cap of spec.capture) {
-        const got = captureDetail(t.finalText, cap);
+        const got = await withFullText(turnText(t, ctx.outputDir), (whole) => captureDetail(whole, cap));
         if (!got.ok || got.value === '') {
           const reason = `capture \`${cap.variable}\` found no value in turn ${index}'s answer${got.ok ? '' : `: ${got.reason}`}`;
           turn.reason = reason;
@@ -306,6 +331,7 @@ function toTurnResult(t: TranscriptTurn): TurnResult {
     prompt: t.prompt,
     status: t.error ? 'error' : 'completed',
     finalText: t.finalText,
+    ...(t.finalTextFile ? { finalTextFile: t.finalTextFile, finalTextBytes: t.finalTextBytes } : {}),
     durationMs: t.durationMs,
     usage: t.usage,
     costUsd: t.costUsd,

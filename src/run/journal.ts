@@ -75,7 +75,7 @@ export class Journal {
     return new Journal(file, await open(file, 'a'));
   }
 
-  /** Appends one finished job; resolves when the line is on disk. */
+  /** Appends one finished job; resolves when the line is on disk, rejects when it could not be written. */
   append(result: JobResult): Promise<void> {
     return this.write({ type: 'job', result });
   }
@@ -84,13 +84,16 @@ export class Journal {
   write(entry: { type: string; [key: string]: unknown }): Promise<void> {
     if (this.closed) return Promise.reject(new Error(`journal ${this.file} is closed`));
     const line = Buffer.from(JSON.stringify(redactJson(entry, this.secrets)) + '\n');
-    this.chain = this.chain.then(async () => {
+    const next = this.chain.then(async () => {
       let off = 0;
       // One write() for the line; the loop only matters on a short write (a full disk).
       while (off < line.length) off += (await this.fh.write(line, off, line.length - off)).bytesWritten;
       await this.fh.datasync();
     });
-    return this.chain;
+    // A line that failed (disk full, I/O error) rejects for its caller only: later lines are
+    // still tried, and flush/close never throw for it.
+    this.chain = next.catch(() => undefined);
+    return next;
   }
 
   /** Resolves when every pending line is written. */

@@ -71,7 +71,14 @@ export async function executeJobs(opts: ExecuteOptions): Promise<JobResult[]> {
           hooks?.released?.(job);
         }
         results[job.index] = result;
-        await opts.journal?.append(result);
+        try {
+          await opts.journal?.append(result);
+        } catch (e) {
+          // Not recorded (disk full, I/O error): a resume would run it again, so it counts as
+          // an error of the harness, not as its own result.
+          result = { ...result, status: 'error', reason: `journal.jsonl could not be written (${(e as Error).message}); the job itself ended ${result.status}${result.reason ? `: ${result.reason}` : ''}` };
+          results[job.index] = result;
+        }
         opts.progress?.jobFinished(job, result);
       }),
     ),

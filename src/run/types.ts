@@ -12,7 +12,15 @@ export interface TurnResult {
   index: number;
   prompt: string;
   status: 'completed' | 'skipped' | 'failed' | 'error';
+  /** The answer: whole, or a bounded preview (head … tail) when `finalTextFile` is set. */
   finalText: string;
+  /**
+   * When the answer is larger than INLINE_TEXT_BYTES (64 KiB, src/engine/final-text.ts): the
+   * job-folder-relative file whose first `finalTextBytes` bytes are the whole answer.
+   */
+  finalTextFile?: string;
+  /** UTF-8 bytes of the whole answer, when it lives in `finalTextFile`. */
+  finalTextBytes?: number;
   reason?: string;
   durationMs: number;
   usage: TokenUsage;
@@ -45,7 +53,12 @@ export interface JobResult {
   costUsd?: number;
   /** `costUsd` is an estimate (src/cost/estimate.ts), not a cost the engine reported. */
   costEstimated?: boolean;
+  /** The last completed turn's answer: whole, or its bounded preview when `finalMessageFile` is set. */
   finalMessage: string;
+  /** When the final message is larger than the inline limit: the job-folder-relative file whose first `finalMessageBytes` bytes are the whole message (that turn's `finalTextFile`). */
+  finalMessageFile?: string;
+  /** UTF-8 bytes of the whole final message, when it lives in `finalMessageFile`. */
+  finalMessageBytes?: number;
   turns: TurnResult[];
   /** Skill names installed into the workspace (empty for `without_skill`). */
   skillsInstalled: string[];

@@ -2,10 +2,12 @@
  * Copies files a case asked for (`collect_artifacts`) out of a workspace into the job's
  * output folder.
  */
-import { copyFile, lstat, mkdir, realpath, stat } from 'node:fs/promises';
+import { lstat, mkdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { globMatcher, isInside, walkTree } from '../skill/files.js';
+import { globMatcher, walkTree } from '../skill/files.js';
+import { isInside } from '../util/contain.js';
+import { copyRedacted } from '../util/out.js';
 
 /** Files larger than this (bytes) are skipped: 50 MB. */
 export const MAX_ARTIFACT_BYTES = 50 * 1024 * 1024;
@@ -92,7 +94,7 @@ export async function collectArtifacts(
       continue;
     }
     try {
-      await copyFile(from, dst);
+      await copyRedacted(from, dst); // a copy in the job's outputs: secrets redacted
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT' && (await lstat(from).catch(() => undefined)) === undefined) {
         skip(entry.rel, 'vanished while collecting');

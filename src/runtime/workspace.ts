@@ -2,12 +2,14 @@
  * The local runtime: one fresh temporary workspace per job, prepared from a case's
  * `context` (fixture, inline files, git) and the suite's `setup_steps`.
  */
-import { cp, lstat, mkdir, mkdtemp, readdir, realpath, rm, stat, chmod, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, mkdtemp, readdir, readlink, realpath, rm, stat, chmod, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import type { CaseContext } from '../config/types.js';
-import { isInside } from '../skill/files.js';
+import { isInside, realpathNearest } from '../util/contain.js';
+import { killGroup, trackGroup, untrackGroup } from '../engine/proc.js';
+import { minimalEnv } from '../engine/env.js';
 
 /** A prepared workspace. Both folders are absolute, real (symlink-free) paths. */
 export interface Workspace {
@@ -15,8 +17,14 @@ export interface Workspace {
   dir: string;
   /** A private, initially empty folder (mode 0700) beside `dir`, used as the engine's HOME. */
   homeDir: string;
-  /** Deletes `dir` and `homeDir`; succeeds when they are already gone. */
+  /** Deletes `dir` and `homeDir` (after {@link Workspace.stopBackground}); succeeds when they are already gone. */
   remove(): Promise<void>;
+  /**
+   * Kills what setup steps left running in the background (a service started with `&`):
+   * their process groups, which until then are killed with skill-up however it ends
+   * (engine/reaper.ts). Called at the end of the job, whether the workspace is kept or not.
+   */
+  stopBackground(): void;
 }
 
 export interface CreateWorkspaceOptions {
@@ -25,7 +33,13 @@ export interface CreateWorkspaceOptions {
   /** The job's id; sanitised into the folder name. */
   jobId: string;
   context: CaseContext;
-  /** `environment.env` of the suite, given to setup steps (on top of the process environment). */
+  /**
+   * The skill folder. A fixture's symbolic link to a place outside the fixture but inside
+   * this folder is copied as the file or folder it points to; one leading outside it is
+   * refused. Without it, links must stay inside the fixture.
+   */
+  skillDir?: string;
+  /** `environment.env` of the suite (expanded), given to setup steps on top of the common base of the process environment. */
   env: Record<string, string>;
   /** `environment.setup_steps`, each run with `bash -c` in the workspace, in order. */
   setupSteps: { run: string }[];
@@ -67,14 +81,17 @@ const GIT_REPO_VARS = [
 ];
 
 /**
- * The environment for git and setup steps in a workspace: the process environment without
- * variables that redirect git, the `extra` variables, then git isolation
+ * The environment for git and setup steps in a workspace: the common base of skill-up's
+ * environment (src/engine/env.ts `minimalEnv`: PATH, locale, proxies, …; never its credentials)
+ * without variables that redirect git, the `extra` variables, then git isolation
  * (`GIT_CONFIG_GLOBAL=/dev/null`, `GIT_CONFIG_NOSYSTEM=1`, no discovery above the
  * workspace, no terminal prompts) and `HOME=homeDir`.
  */
 export function workspaceEnv(ws: { dir: string; homeDir: string }, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
+  // The common base only (src/engine/env.ts), never skill-up's whole environment; the suite's
+  // environment.env comes in `extra`.
+  for (const [k, v] of Object.entries(minimalEnv(process.env))) {
     if (v !== undefined && !GIT_REPO_VARS.includes(k) && !k.startsWith('GIT_CONFIG_KEY_') && !k.startsWith('GIT_CONFIG_VALUE_')) env[k] = v;
   }
   Object.assign(env, extra);
@@ -88,7 +105,7 @@ export function workspaceEnv(ws: { dir: string; homeDir: string }, extra: Record
 
 /**
  * Creates a fresh workspace for one job and prepares it, in this order:
- * 1. `context.repoFixture` copied in (file modes and symlinks kept);
+ * 1. `context.repoFixture` copied in (file modes kept; symbolic links as {@link copyFixture} says);
  * 2. `context.files` written (parent folders created; a path that is absolute or escapes
  *    the workspace is refused);
  * 3. `context.git`: `init` (`git init -b <checkout or main>`, a local user.name/user.email,
@@ -117,9 +134,25 @@ export async function createWorkspace(opts: CreateWorkspaceOptions): Promise<Wor
   } catch (e) {
     throw new WorkspaceError(`cannot create a workspace under ${root}: ${(e as Error).message}`, 'create', { cause: e });
   }
-  const ws: Workspace = { dir, homeDir, remove: () => removeAll([dir, homeDir]) };
+  const background = new Set<number>();
+  const stopBackground = () => {
+    for (const g of background) {
+      killGroup(g, 'SIGKILL');
+      untrackGroup(g);
+    }
+    background.clear();
+  };
+  const ws: Workspace = {
+    dir,
+    homeDir,
+    stopBackground,
+    remove: () => {
+      stopBackground();
+      return removeAll([dir, homeDir]);
+    },
+  };
   try {
-    await prepare(ws, opts);
+    await prepare(ws, opts, background);
     return ws;
   } catch (e) {
     await ws.remove().catch(() => undefined);
@@ -128,14 +161,14 @@ export async function createWorkspace(opts: CreateWorkspaceOptions): Promise<Wor
   }
 }
 
-async function prepare(ws: Workspace, opts: CreateWorkspaceOptions): Promise<void> {
+async function prepare(ws: Workspace, opts: CreateWorkspaceOptions, background: Set<number>): Promise<void> {
   const { context, signal } = opts;
   const checkCancel = () => {
     if (signal?.aborted) throw new WorkspaceError('workspace preparation was cancelled', 'cancelled');
   };
 
   checkCancel();
-  if (context.repoFixture) await copyFixture(context.repoFixture, ws.dir);
+  if (context.repoFixture) await copyFixture(context.repoFixture, ws.dir, opts.skillDir);
 
   checkCancel();
   for (const [rel, content] of Object.entries(context.files ?? {})) await writeInlineFile(ws.dir, rel, content);
@@ -146,23 +179,102 @@ async function prepare(ws: Workspace, opts: CreateWorkspaceOptions): Promise<voi
   const env = workspaceEnv(ws, opts.env);
   for (const [i, step] of opts.setupSteps.entries()) {
     checkCancel();
-    await runSetupStep(ws.dir, env, step.run, i, signal);
+    await runSetupStep(ws.dir, env, step.run, i, background, signal);
   }
 }
 
-async function copyFixture(fixture: string, dir: string): Promise<void> {
+/**
+ * Copies the fixture folder into `dir`: folders, regular files (modes kept) and symbolic
+ * links, which are never allowed to lead the agent out of its workspace:
+ * - a link to a place inside the fixture stays a link, made relative, so the copy points
+ *   into the workspace's copy (an absolute link would point back at the skill's own files);
+ * - a link to a place outside the fixture but inside the skill folder is copied as what it
+ *   points to (a file, or a folder copied by these same rules);
+ * - a link leading outside the skill folder (or dangling outside the fixture) is refused:
+ *   `repo_fixture <fixture> holds a symbolic link <rel> to <target>, outside the skill folder`.
+ * Sockets, FIFOs and devices are refused too (reading a FIFO would block).
+ *
+ * @throws WorkspaceError (stage `fixture`).
+ */
+async function copyFixture(fixture: string, dir: string, skillDir?: string): Promise<void> {
   const src = path.resolve(fixture);
+  let root: string;
   try {
     const st = await stat(src);
     if (!st.isDirectory()) throw new Error('not a folder');
+    root = await realpath(src);
   } catch (e) {
     throw new WorkspaceError(`repo_fixture ${src} is not a readable folder: ${(e as Error).message}`, 'fixture', { cause: e });
   }
+  const skill = skillDir ? await realpath(skillDir).catch(() => undefined) : undefined;
+  const boundary = skill && isInside(skill, root) ? skill : root;
+  const c: FixtureCopy = { fixture: src, root, dest: dir, boundary, boundaryName: boundary === root ? 'the fixture' : 'the skill folder', open: [root] };
   try {
-    await cp(src, dir, { recursive: true, verbatimSymlinks: true, force: true });
+    await copyTree(root, dir, '', c);
   } catch (e) {
+    if (e instanceof WorkspaceError) throw e;
     throw new WorkspaceError(`cannot copy repo_fixture ${src} into the workspace: ${(e as Error).message}`, 'fixture', { cause: e });
   }
+}
+
+/** What {@link copyTree} needs: the fixture's real root, the workspace, how far links may lead. */
+interface FixtureCopy {
+  /** The fixture as configured (for messages). */
+  fixture: string;
+  /** Its real path. */
+  root: string;
+  /** The workspace folder receiving the copy. */
+  dest: string;
+  /** Links may be copied (dereferenced) from inside this folder: the skill folder, or the fixture. */
+  boundary: string;
+  boundaryName: string;
+  /** Real paths of the folders being copied now (a link back to one of them is a cycle). */
+  open: string[];
+}
+
+async function copyTree(from: string, to: string, rel: string, c: FixtureCopy): Promise<void> {
+  const entries = await readdir(from, { withFileTypes: true });
+  for (const e of entries) {
+    const s = path.join(from, e.name);
+    const d = path.join(to, e.name);
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) await copyFolder(s, d, r, c);
+    else if (e.isFile()) await copyFile(s, d);
+    else if (e.isSymbolicLink()) await copyLink(s, d, r, c);
+    else throw new WorkspaceError(`repo_fixture ${c.fixture} holds ${r}, which is not a regular file, folder or symbolic link`, 'fixture');
+  }
+}
+
+async function copyFolder(from: string, to: string, rel: string, c: FixtureCopy): Promise<void> {
+  await mkdir(to);
+  await copyTree(from, to, rel, c);
+  // Its mode last: a read-only folder of the fixture must still receive its contents.
+  await chmod(to, (await stat(from)).mode & 0o7777);
+}
+
+async function copyLink(link: string, to: string, rel: string, c: FixtureCopy): Promise<void> {
+  const refuse = (target: string, why: string) =>
+    new WorkspaceError(`repo_fixture ${c.fixture} holds a symbolic link ${rel} to ${target}, ${why}`, 'fixture');
+  let target: string;
+  try {
+    target = await realpathNearest(link);
+  } catch (e) {
+    throw refuse(await readlink(link).catch(() => '?'), `which cannot be followed: ${(e as Error).message}`);
+  }
+  if (isInside(c.root, target)) {
+    // Into the copy, wherever it lies in the fixture (and dangling there: it stays dangling inside).
+    const mapped = path.join(c.dest, path.relative(c.root, target));
+    await symlink(path.relative(path.dirname(to), mapped) || '.', to);
+    return;
+  }
+  if (!isInside(c.boundary, target)) throw refuse(target, `outside ${c.boundaryName} ${c.boundary}`);
+  const st = await stat(target).catch(() => undefined);
+  if (!st) throw refuse(target, 'outside the fixture, which does not exist');
+  if (st.isFile()) await copyFile(target, to);
+  else if (st.isDirectory()) {
+    if (c.open.some((o) => isInside(target, o))) throw refuse(target, 'a folder that holds the link itself (a cycle)');
+    await copyFolder(target, to, rel, { ...c, open: [...c.open, target] });
+  } else throw refuse(target, 'which is not a regular file or folder');
 }
 
 async function writeInlineFile(dir: string, rel: string, content: string): Promise<void> {
@@ -266,13 +378,35 @@ async function runGit(cwd: string, env: Record<string, string>, args: string[], 
   }
 }
 
-async function runSetupStep(cwd: string, env: Record<string, string>, run: string, index: number, signal?: AbortSignal): Promise<void> {
+/**
+ * Runs one setup step in a process group of its own, tracked (engine/proc.ts trackGroup) so
+ * it dies with skill-up however skill-up ends. Cancelling kills the whole group. When the
+ * step exits, what it left in the background keeps running for the agent, still tracked in
+ * `background`, until the job ends (Workspace.stopBackground).
+ */
+async function runSetupStep(cwd: string, env: Record<string, string>, run: string, index: number, background: Set<number>, signal?: AbortSignal): Promise<void> {
   const label = `setup step ${index + 1} (\`${oneLine(run)}\`)`;
   let r;
+  let pid: number | undefined;
+  const onAbort = () => killGroup(pid, 'SIGKILL');
   try {
-    r = await execa('bash', ['-c', run], { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', cancelSignal: signal });
+    const child = execa('bash', ['-c', run], { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', cancelSignal: signal, detached: true });
+    pid = child.pid;
+    if (pid) {
+      trackGroup(pid);
+      background.add(pid);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    r = await child;
   } catch (e) {
     throw new WorkspaceError(`${label} could not start: ${(e as Error).message}`, 'setup', { cause: e });
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    if (pid && !groupAlive(pid)) {
+      // Nothing left in the background: forget the group now (its number may be reused).
+      untrackGroup(pid);
+      background.delete(pid);
+    }
   }
   if (r.isCanceled) throw new WorkspaceError(`${label} was cancelled`, 'cancelled');
   if (r.exitCode === 0) return;
@@ -282,15 +416,32 @@ async function runSetupStep(cwd: string, env: Record<string, string>, run: strin
   throw new WorkspaceError(`${label} ${how}${out ? `; last output:\n${out}` : ''}`, 'setup');
 }
 
+/** True while process group `pgid` has a member. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Turns a job id into a safe folder-name fragment (at most 60 characters). */
 export function sanitiseId(jobId: string): string {
   const s = jobId
     .replace(/[^A-Za-z0-9._-]+/g, '-')
-    .replace(/-{2,}/g, '-')
-    .replace(/^[-.]+|[-.]+$/g, '')
-    .slice(0, 60)
-    .replace(/[-.]+$/, '');
-  return s || 'job';
+    .replace(/-{2,}/g, '-');
+  // Trimmed by hand: `[-.]+$` is quadratic on a long run of dots.
+  return trimEdges(trimEdges(s, '-.').slice(0, 60), '-.') || 'job';
+}
+
+/** `s` without leading and trailing characters from `chars`. */
+function trimEdges(s: string, chars: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && chars.includes(s[a]!)) a++;
+  while (b > a && chars.includes(s[b - 1]!)) b--;
+  return s.slice(a, b);
 }
 
 /** Deletes folders recursively; read-only sub-folders are made writable first. Missing folders are fine. */
@@ -315,7 +466,7 @@ async function makeWritable(dir: string): Promise<void> {
 
 function tail(text: string | undefined, lines: number): string {
   if (!text) return '';
-  const all = text.replace(/\s+$/, '').split(/\r?\n/);
+  const all = text.trimEnd().split(/\r?\n/);
   return all.slice(-lines).join('\n');
 }
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { closest, distance } from 'fastest-levenshtein';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair } from 'yaml';
 import type { Diagnostic } from '../config/diagnostics.js';
+import { duplicateKeyMessage, duplicateKeys, YAML_PARSE_OPTIONS } from '../config/yaml-source.js';
 
 /** The frontmatter fields the agentskills.io specification allows, in spec order. */
 export const SPEC_FIELDS = ['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'] as const;
@@ -66,14 +67,17 @@ export async function lintSkill(skillDir: string): Promise<SkillLintResult> {
 
   // Parse the frontmatter on its own; positions are shifted by the opening `---` line.
   const lineCounter = new LineCounter();
-  const doc = parseDocument(frontmatter, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(frontmatter, { lineCounter, ...YAML_PARSE_OPTIONS });
   const at = (offset: number | undefined): [number, number] => {
     if (offset === undefined) return [1, 1];
     const pos = lineCounter.linePos(offset);
     return [pos.line + 1, pos.col];
   };
-  if (doc.errors.length > 0) {
+  // The duplicate-key check of `yaml` is quadratic; config/yaml-source.ts has a linear one.
+  const dups = duplicateKeys(doc).found;
+  if (doc.errors.length > 0 || dups.length > 0) {
     for (const err of doc.errors) error(...at(err.pos[0]), '', `YAML syntax error in frontmatter: ${firstLine(err.message)}`);
+    for (const d of dups) error(...at(d.offset), '', `YAML syntax error in frontmatter: ${duplicateKeyMessage(d, lineCounter, 1)}`);
     return { body, diagnostics };
   }
   for (const w of doc.warnings) warn(...at(w.pos[0]), '', `YAML: ${firstLine(w.message)}`);

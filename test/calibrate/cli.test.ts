@@ -80,7 +80,7 @@ describe('skill-up calibrate (end to end, in process)', () => {
   });
 
   it('exits 3 when no trial could be graded', async () => {
-    const skill = example((y) => noBaseline(y).replace('command: node', 'command: /nonexistent/agent-binary'));
+    const skill = example((y) => noBaseline(y).replace('command: node', 'command: "false"'));
     const out = join(skill, '..', 'out');
     const code = await main(['calibrate', skill, '--trials', '1', '--splits', '10', '--output-dir', out]);
     expect(stderr).not.toContain('internal error');

@@ -382,6 +382,8 @@ describe('secrets in a custom engine', () => {
     writeSkill({
       'evals/eval.yaml': `schema_version: v1alpha1\nengine:\n  name: my-agent\n  custom:\n    transport: ${transport}\n    env: {MY_TOKEN: "\${MY_TOKEN}"}\n    kwargs: {api_token: x, profile: prod}\n${block}cases: {files: [evals/cases/a.yaml]}\n`,
       'evals/cases/a.yaml': MINIMAL_CASE,
+      agent: '#!/bin/sh\n',
+      'sk-agent': '#!/bin/sh\n',
     });
 
   it.each([

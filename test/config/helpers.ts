@@ -1,5 +1,5 @@
 /** Test helpers: write a throw-away skill folder and collect what loadSuite reports. */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
@@ -26,6 +26,7 @@ export const MINIMAL_CASE = `input:
 /**
  * Writes `files` (path relative to the skill folder → content) into a fresh
  * `<tmp>/demo-skill/` folder. `SKILL.md` is added unless given (pass `null` to leave it out).
+ * A file whose content starts with `#!` is made executable.
  */
 export function writeSkill(files: Record<string, string | null>): string {
   const root = mkdtempSync(path.join(tmpdir(), 'skill-up-config-'));
@@ -37,6 +38,7 @@ export function writeSkill(files: Record<string, string | null>): string {
     const file = path.join(dir, rel);
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, content);
+    if (content.startsWith('#!')) chmodSync(file, 0o755);
   }
   return dir;
 }

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadSuite } from '../../src/config/load.js';
 import { loadErrors, loadOk, MINIMAL_CASE, MINIMAL_EVAL, writeSkill } from './helpers.js';
 
@@ -109,8 +109,8 @@ describe('the valid fixture suite', () => {
 });
 
 describe('defaults and precedence', () => {
-  const suiteWith = (evalExtra: string, caseYaml = MINIMAL_CASE) =>
-    writeSkill({ 'evals/eval.yaml': `schema_version: v1alpha1\n${evalExtra}`, 'evals/cases/a.yaml': caseYaml });
+  const suiteWith = (evalExtra: string, caseYaml = MINIMAL_CASE, files: Record<string, string> = {}) =>
+    writeSkill({ 'evals/eval.yaml': `schema_version: v1alpha1\n${evalExtra}`, 'evals/cases/a.yaml': caseYaml, ...files });
 
   it('an almost empty suite gets every default', async () => {
     const { suite } = await loadOk(writeSkill({ 'evals/eval.yaml': MINIMAL_EVAL, 'evals/cases/a.yaml': MINIMAL_CASE }));
@@ -203,6 +203,7 @@ describe('defaults and precedence', () => {
       suiteWith(
         'engine:\n  name: my-agent\n  custom:\n    transport: local\n    response_format: text\n    timeout_seconds: 60\n    env: {MY_TOKEN: "${MY_TOKEN}"}\n    kwargs: {profile: production, retries: 2}\n    local: {command: ./agent.sh, args: ["--input", "${input_file}"], output_file: out.json}\nengines: [my-agent, codex]\ncases: {files: [evals/cases/a.yaml]}\n',
         `${MINIMAL_CASE}engines: [my-agent]\n`,
+        { 'agent.sh': '#!/bin/sh\n' },
       ),
     );
     expect(suite.engines.map((e) => e.name)).toEqual(['custom', 'codex']);
@@ -303,6 +304,10 @@ describe('alibaba/skill-up files load', () => {
   });
 
   it('a custom engine using environment references and a nested skill target', async () => {
+    // `${VAR?message}` must be set when the suite is checked (else every job would fail).
+    vi.stubEnv('AGENT_API_KEY', 'k');
+    vi.stubEnv('AGENT_RUNNER', 'runner.py');
+    vi.stubEnv('AGENT_PYTHON', 'sh'); // the command must be on PATH
     const dir = writeSkill({
       'evals/eval.yaml': `schema_version: v1alpha1
 skills:
@@ -330,6 +335,7 @@ judge: {type: rule_based}
     expect(suite.engine.custom?.conversationMode).toBe('stateful');
     expect(suite.engine.custom?.local?.cwd).toBe('${workspace}');
     expect(warnings.map((w) => w.message)).toEqual(['this `rule_based` judge has no `success` or `failure` rules, so it always passes']);
+    vi.unstubAllEnvs();
   });
 
   it('an eval-level agent_judge may leave criteria to the cases, which inherit its model and threshold', async () => {
