@@ -11,7 +11,7 @@ import { blankTurn, type EngineAdapter, type EngineContext, type EngineError, ty
 import { describeFailure, maxStreamBytes, readHead, readTail, runProcess, truncationError } from '../../src/engine/proc.js';
 import { textFromFile, turnTextFields } from '../../src/engine/final-text.js';
 import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
-import { createRedactingWriteStream } from '../../src/util/out.js';
+import { createRawWriteStream } from '../../src/util/out.js';
 import { expandTemplate, TemplateError } from './template.js';
 import { ContainmentError, resolveInside } from '../../src/util/contain.js';
 import { readSessionResultFile, SessionResultError, type FileSessionResult, type SessionInput } from './session.js';
@@ -280,13 +280,13 @@ function post(url: string, headers: Record<string, string>, body: string, signal
 }
 
 /**
- * Streams an HTTP answer's body into `file` (secrets redacted as it is written), pausing the
+ * Streams an HTTP answer's body into `file` (RAW, for parsing and grading; redacted in place at job end), pausing the
  * socket while the file falls behind, so memory holds one network chunk. Past `cap` bytes it
  * stops: the first `cap` bytes are kept and the connection is closed, so reading ends at once
  * (and the agent stops sending). `bytes` counts what arrived (a lower bound when cut).
  */
 async function saveBody(res: IncomingMessage, file: string, cap: number): Promise<{ bytes: number; cut: boolean }> {
-  const out = createRedactingWriteStream(file);
+  const out = createRawWriteStream(file);
   const failed = new Promise<never>((_, rej) => out.once('error', rej));
   failed.catch(() => undefined);
   let bytes = 0;
@@ -302,7 +302,7 @@ async function saveBody(res: IncomingMessage, file: string, cap: number): Promis
         res.destroy();
         break;
       }
-      if (!out.write(value)) await Promise.race([new Promise((r) => out.once('drain', r)), failed]);
+      if (!out.write(value)) await Promise.race([new Promise<void>((r) => out.once('drain', () => r())), failed]);
     }
   } finally {
     await Promise.race([new Promise<void>((r) => out.end(() => r())), failed]).catch(() => undefined);

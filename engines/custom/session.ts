@@ -7,7 +7,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileBytes, INLINE_TEXT_BYTES, spillText, textFromFile, type StoredText } from '../../src/engine/final-text.js';
 import type { SkillActivation, ToolCall, TokenUsage } from '../../src/engine/types.js';
-import { createRedactingWriteStream, type RedactingWriteStream } from '../../src/util/out.js';
+import { droppedToolCalls, MAX_TOOL_CALLS_PER_TURN, MAX_TOOL_IO_CHARS_PER_TURN, TOOL_PREVIEW_CHARS } from '../../src/run/types.js';
+import { createRawWriteStream } from '../../src/util/out.js';
+import type { WriteStream } from 'node:fs';
 
 /** What skill-up sends: written to `${input_file}` (local) or POSTed (http). */
 export interface SessionInput {
@@ -65,8 +67,14 @@ export function parseSessionResult(text: string): ParsedSessionResult {
 /** Most characters of a tool call's output kept (as the CLI engines' parsers do); longer ones are cut with a marker. */
 export const MAX_TOOL_OUTPUT_CHARS = 100_000;
 
-/** Checks and normalises a parsed SessionResult value. @throws SessionResultError */
-function sessionResultOf(data: unknown): ParsedSessionResult {
+/**
+ * Checks and normalises a parsed SessionResult value. Tool calls are bounded as they are read:
+ * at most MAX_TOOL_CALLS_PER_TURN are built (the rest, and `dropped` ones the streamed reader
+ * never parsed, are counted in `droppedToolCalls`), and once the inputs and outputs kept reach
+ * MAX_TOOL_IO_CHARS_PER_TURN characters, later calls keep a short preview of each (src/run/types.ts).
+ * @throws SessionResultError
+ */
+function sessionResultOf(data: unknown, dropped = 0): ParsedSessionResult {
   if (!data || typeof data !== 'object' || Array.isArray(data)) throw new SessionResultError('SessionResult must be a JSON object');
   const r = data as Record<string, unknown>;
   if (!Number.isInteger(r.exit_code)) throw new SessionResultError('SessionResult.exit_code must be an integer');
@@ -75,21 +83,31 @@ function sessionResultOf(data: unknown): ParsedSessionResult {
     throw new SessionResultError(`SessionResult.cost_usd must be a number ≥ 0 (USD), got ${JSON.stringify(r.cost_usd)}`);
   }
   const toolCalls: ToolCall[] = [];
+  let ioChars = 0;
   const addCall = (c: unknown) => {
     if (!c || typeof c !== 'object') return;
     const o = c as Record<string, unknown>;
     const name = typeof o.name === 'string' ? o.name : typeof o.tool === 'string' ? o.tool : undefined;
     if (!name) return;
-    const output = typeof o.output === 'string' ? o.output : o.output === undefined ? undefined : JSON.stringify(o.output);
-    toolCalls.push({
-      name,
-      input: o.input ?? o.arguments ?? o.args ?? {},
-      output:
-        output !== undefined && output.length > MAX_TOOL_OUTPUT_CHARS
-          ? `${output.slice(0, MAX_TOOL_OUTPUT_CHARS)}\n[skill-up: tool output cut at ${MAX_TOOL_OUTPUT_CHARS} of ${output.length} characters; the raw output file holds it whole]`
-          : output,
-      isError: o.is_error === true,
-    });
+    // Past the per-turn count nothing is built: the call is only counted.
+    if (toolCalls.length >= MAX_TOOL_CALLS_PER_TURN) {
+      dropped++;
+      return;
+    }
+    let output = typeof o.output === 'string' ? o.output : o.output === undefined ? undefined : JSON.stringify(o.output);
+    let input: unknown = o.input ?? o.arguments ?? o.args ?? {};
+    if (output !== undefined && output.length > MAX_TOOL_OUTPUT_CHARS) {
+      output = `${output.slice(0, MAX_TOOL_OUTPUT_CHARS)}\n[skill-up: tool output cut at ${MAX_TOOL_OUTPUT_CHARS} of ${output.length} characters; the raw output file holds it whole]`;
+    }
+    const inputText = typeof input === 'string' ? input : (JSON.stringify(input) ?? '');
+    const chars = inputText.length + (output?.length ?? 0);
+    if (ioChars + chars > MAX_TOOL_IO_CHARS_PER_TURN) {
+      const cut = (s: string) => `${s.slice(0, TOOL_PREVIEW_CHARS)}… [skill-up: cut, this turn's tool inputs and outputs exceed ${MAX_TOOL_IO_CHARS_PER_TURN} characters; the raw output file holds them whole]`;
+      input = cut(inputText);
+      output = output === undefined ? undefined : cut(output);
+      ioChars += TOOL_PREVIEW_CHARS * 2;
+    } else ioChars += chars;
+    toolCalls.push({ name, input, output, isError: o.is_error === true });
   };
   if (Array.isArray(r.tool_calls)) r.tool_calls.forEach(addCall);
   if (Array.isArray(r.transcript)) {
@@ -101,6 +119,7 @@ function sessionResultOf(data: unknown): ParsedSessionResult {
     }
   }
   const names = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+  if (dropped > 0) droppedToolCalls.set(toolCalls, dropped);
   return {
     exitCode: r.exit_code as number,
     finalMessage: r.final_message,
@@ -204,12 +223,13 @@ const SIMPLE_ESCAPES: ReadonlyMap<number, number> = new Map([
 
 /**
  * Receives the decoded bytes of `final_message`: kept in memory up to INLINE_TEXT_BYTES, then
- * written on to a (redacting) file stream.
+ * written on to a RAW file stream (judges read the answer as the agent gave it; the file is
+ * redacted in place when the job ends, after grading: src/run/job.ts).
  */
 class FinalSink {
   private chunks: Buffer[] = [];
   private size = 0;
-  private out?: RedactingWriteStream;
+  private out?: WriteStream;
   private waiting = false;
 
   constructor(
@@ -230,7 +250,7 @@ class FinalSink {
       return;
     }
     if (!this.out) {
-      this.out = createRedactingWriteStream(join(this.jobDir, this.rel));
+      this.out = createRawWriteStream(join(this.jobDir, this.rel));
       this.out.on('error', () => undefined);
       for (const c of this.chunks) this.out.write(c);
       this.chunks = [];
@@ -265,7 +285,6 @@ class FinalSink {
       out.once('error', rej);
       out.end(() => res());
     });
-    // Measured from the file: redaction may have changed its length.
     return textFromFile(this.jobDir, this.rel, 'none');
   }
 }
@@ -291,6 +310,14 @@ class SessionScanner {
   private rawInString = false;
   private rawEsc = false;
   private rawDepth = 0;
+  /** In a `tool_calls` array: its elements are counted, and those past MAX_TOOL_CALLS_PER_TURN are not kept. */
+  private rawCounting = false;
+  /** Elements of the `tool_calls` array seen so far (separating commas). */
+  private rawElems = 0;
+  /** Past the kept elements: the bytes read are counted, not stored. */
+  private rawCut = false;
+  /** `tool_calls` elements skipped without being stored or parsed. */
+  private droppedCalls = 0;
   /** A string `final_message` was read (into the sink). */
   private sawFinal = false;
   /** Inside `final_message`: the escape being read (`''` after a backslash, then `u` and its digits). */
@@ -392,6 +419,9 @@ class SessionScanner {
           this.rawInString = false;
           this.rawEsc = false;
           this.rawDepth = 0;
+          this.rawCounting = this.currentKey === 'tool_calls' && b === 0x5b;
+          this.rawElems = 0;
+          this.rawCut = false;
           continue; // the byte belongs to the value
         case At.FinalString:
           i = this.finalString(buf, i);
@@ -499,6 +529,8 @@ class SessionScanner {
     const start = i;
     let done = false;
     let end = n;
+    const cutBefore = this.rawCut;
+    let keepEnd = -1;
     while (i < n) {
       const c = buf[i]!;
       if (this.rawScalar) {
@@ -527,6 +559,14 @@ class SessionScanner {
           end = i + 1;
           break;
         }
+      } else if (c === 0x2c && this.rawCounting && this.rawDepth === 1) {
+        // A comma of the tool_calls array: the element after the last kept one is not stored.
+        if (this.rawCut) this.droppedCalls++;
+        else if (++this.rawElems >= MAX_TOOL_CALLS_PER_TURN) {
+          this.rawCut = true;
+          this.droppedCalls++;
+          keepEnd = i;
+        }
       }
       i++;
     }
@@ -536,7 +576,8 @@ class SessionScanner {
       this.sink.abandon();
       throw new SessionResultError(`SessionResult fields other than final_message are larger than ${MAX_OTHER_FIELDS_BYTES} bytes together`);
     }
-    this.raw.push(Buffer.from(piece));
+    if (!cutBefore) this.raw.push(Buffer.from(keepEnd >= 0 ? buf.subarray(start, keepEnd) : piece));
+    if (done && this.rawCut) this.raw.push(Buffer.from(']'));
     if (!done) return n;
     this.others.set(this.currentKey, { raw: this.raw, at: this.rawStart });
     this.raw = [];
@@ -552,8 +593,28 @@ class SessionScanner {
     }
     if (this.at !== At.End) this.fail(this.at === At.BeforeObject ? 'no JSON object' : 'unexpected end of the JSON object', this.pos);
     const data: Record<string, unknown> = {};
+    let dropped = this.droppedCalls;
     for (const [k, v] of this.others) {
       try {
+        if ((k === 'tool_calls' || k === 'transcript') && firstByte(v.raw) === 0x5b) {
+          // Element by element, never the whole array: only the calls that will be kept are built.
+          const kept: unknown[] = [];
+          let calls = 0;
+          for (const el of jsonArrayElements(v.raw)) {
+            if (calls >= MAX_TOOL_CALLS_PER_TURN && k === 'tool_calls') {
+              dropped++;
+              continue;
+            }
+            const value: unknown = JSON.parse(el.toString('utf8'));
+            const n = k === 'tool_calls' ? 1 : toolCallsIn(value);
+            if (n === 0) continue;
+            if (calls >= MAX_TOOL_CALLS_PER_TURN) dropped += n;
+            else kept.push(value);
+            calls += n;
+          }
+          data[k] = kept;
+          continue;
+        }
         data[k] = JSON.parse(Buffer.concat(v.raw).toString('utf8'));
       } catch (e) {
         this.fail(`the value of ${JSON.stringify(k)}: ${(e as Error).message}`, v.at);
@@ -562,7 +623,7 @@ class SessionScanner {
     if (this.sawFinal) data.final_message = '';
     let parsed: ParsedSessionResult;
     try {
-      parsed = sessionResultOf(data);
+      parsed = sessionResultOf(data, dropped);
     } catch (e) {
       this.sink.abandon();
       throw e;
@@ -571,3 +632,66 @@ class SessionScanner {
     return { ...parsed, finalMessage: stored.text, finalMessageBytes: stored.bytes, ...(stored.file ? { finalMessageFile: stored.file } : {}) };
   }
 }
+
+/** The first non-blank byte of a raw JSON value held in pieces. */
+function firstByte(pieces: Buffer[]): number | undefined {
+  for (const p of pieces) for (const b of p) if (!isWs(b)) return b;
+  return undefined;
+}
+
+/** How many tool calls a `transcript` entry holds (as {@link sessionResultOf} reads them). */
+function toolCallsIn(entry: unknown): number {
+  if (!entry || typeof entry !== 'object') return 0;
+  const e = entry as Record<string, unknown>;
+  return (e.type === 'tool_call' ? 1 : 0) + (Array.isArray(e.tool_calls) ? e.tool_calls.length : 0);
+}
+
+/**
+ * The top-level elements of a JSON array held in pieces (its raw bytes, already checked to be
+ * one well-formed value by the scanner), each as its own bytes. Each piece is released once
+ * read, so memory is the pieces not yet read plus one element.
+ */
+function* jsonArrayElements(pieces: Buffer[]): Generator<Buffer> {
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let parts: Buffer[] = [];
+  let start = -1;
+  for (let p = 0; p < pieces.length; p++) {
+    const buf = pieces[p]!;
+    pieces[p] = EMPTY;
+    for (let i = 0; i < buf.length; i++) {
+      const c = buf[i]!;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === 0x5c) escaped = true;
+        else if (c === 0x22) inString = false;
+        continue;
+      }
+      if (depth === 1 && start < 0 && !isWs(c) && c !== 0x2c && c !== 0x5d) start = i;
+      if (c === 0x22) inString = true;
+      else if (c === 0x7b || c === 0x5b) depth++;
+      else if (c === 0x7d || c === 0x5d) depth--;
+      if (depth === 1 && start >= 0 && (c === 0x2c || ((c === 0x7d || c === 0x5d) && depth === 1))) {
+        // An element ends at a comma (a scalar's end), or at the `}`/`]` closing it.
+        const end = c === 0x2c ? i : i + 1;
+        parts.push(buf.subarray(start, end));
+        yield parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+        parts = [];
+        start = -1;
+      } else if (depth === 0 && start >= 0) {
+        // The array's `]` ends its last scalar element.
+        parts.push(buf.subarray(start, i));
+        yield parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+        parts = [];
+        start = -1;
+      }
+    }
+    if (start >= 0) {
+      parts.push(buf.subarray(start));
+      start = 0;
+    }
+  }
+}
+
+const EMPTY = Buffer.alloc(0);

@@ -1,7 +1,20 @@
 #!/usr/bin/env node
 /** The `skill-up` executable: runs the CLI and sets the exit code. */
-import { main } from './main.js';
-import { installConsoleRedaction, redactor } from '../util/redact.js';
+// Only this small module is loaded before the open-file limit is checked: the rest of skill-up
+// is imported below, once it is known to fit (Node's loader opens its modules concurrently).
+import { openFileLimit, RESERVED_FDS } from '../run/limits.js';
+
+// Below this many open files, loading skill-up's modules fails with EMFILE (measured: 63; see
+// src/run/limits.ts). Say so in one line instead of an internal error. `SKILL_UP_FD_CHECK=0`
+// turns the check off, as it does the run's.
+if (process.env.SKILL_UP_FD_CHECK !== '0') {
+  const limit = openFileLimit();
+  if (limit !== undefined && limit < RESERVED_FDS) {
+    // Written before leaving: a pipe may be asynchronous (macOS).
+    await new Promise((done) => process.stderr.write(`skill-up needs at least ${RESERVED_FDS} open files (ulimit -n is ${limit}); raise it with \`ulimit -n 1024\`\n`, done));
+    process.exit(3);
+  }
+}
 
 // Parallel jobs do many small file operations at once; libuv's default pool of 4 threads
 // queues them. It is created on first use, so this takes effect when set before any I/O.
@@ -14,6 +27,8 @@ for (const stream of [process.stdout, process.stderr]) {
     if (e.code !== 'EPIPE') throw e;
   });
 }
+
+const [{ main }, { installConsoleRedaction, redactor }] = await Promise.all([import('./main.js'), import('../util/redact.js')]);
 
 // Every line skill-up prints passes the redactor: secrets of its environment now, the suite's
 // once it is loaded (src/engine/env.ts prepareSuiteEnv).

@@ -450,16 +450,18 @@ async function runIteration(ctx: IterationContext, target: { dir: string; iterat
     return { iteration, dir, exitCode: interrupted ? exitCode : 3, interrupted, decision };
   }
   const { written, skipped, doc } = reports;
-  printSummary(decision, results.length, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])), exitCode, { costLines: costed.lines, notRunReason: costed.notRunReason });
+  // A report that could not be written (disk full, …) is exit 3, after 2 and 130/143 (README "Exit codes").
+  const finalCode = skipped.length && !interrupted ? 3 : exitCode;
+  printSummary(decision, results.length, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])), finalCode, { costLines: costed.lines, notRunReason: costed.notRunReason });
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
   if (values['keep-workspaces']) process.stdout.write(`kept ${results.filter((r) => r.workspace).length} workspace(s); each job's path is \`workspace\` in result.json\n`);
-  for (const s of skipped) process.stderr.write(`warning: report format \`${s.format}\` not written: ${s.reason}\n`);
+  for (const s of skipped) process.stderr.write(`error: report format \`${s.format}\` not written: ${s.reason}\n`);
   if (githubEnabled(values.github)) {
     // GitHub Actions (or --github): annotations on stdout, step summary and outputs (src/report/github.ts).
     const gh = await publishToGithub(doc, { cases: suite.cases, dir, written });
     for (const p of gh.problems) process.stderr.write(`warning: ${p}\n`);
   }
-  return { iteration, dir, exitCode, interrupted, decision };
+  return { iteration, dir, exitCode: finalCode, interrupted, decision };
 }
 
 /**

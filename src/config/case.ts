@@ -8,7 +8,7 @@ import type { CaseContext, CaseSpec, ExpectSpec, JudgeSpec, PostCondition, TurnS
 import { canonicalEngineName, unknownEngineMessage } from './engines.js';
 import { buildExpect, mergeExpect, unique } from './expect.js';
 import { buildJudges } from './judges.js';
-import { checkFolderSymlinks, checkWorkspaceFileNames, checkWorkspacePath, skillPath } from './paths.js';
+import { checkArtifactGlob, checkFolderSpecialFiles, checkFolderSymlinks, checkWorkspaceFileNames, skillPath } from './paths.js';
 import { checkCapturePattern } from './patterns.js';
 import { checkTimeoutSeconds, reservedCaseIdProblem } from './limits.js';
 import { literalBracesHint, turnVariables } from './turn-template.js';
@@ -62,7 +62,7 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
   const constraints = field.get('constraints');
   const own = buildExpect(field.get('expect'), d.skillDir);
   const artifacts = field.get('collect_artifacts');
-  artifacts.items().forEach((a) => checkWorkspacePath(a, 'artifact glob'));
+  artifacts.items().forEach((a) => checkArtifactGlob(a));
 
   const spec: CaseSpec = {
     id: id ?? '',
@@ -180,7 +180,9 @@ function buildContext(f: Field, skillDir: string): CaseContext {
   if (!f.get('repo_fixture').missing) {
     const fixture = skillPath(f.get('repo_fixture'), skillDir, 'folder', 'repo fixture');
     // Its files are copied into every workspace: a link out of the skill folder would hand the agent that file.
-    if (fixture && checkFolderSymlinks(f.get('repo_fixture'), fixture, skillDir, 'repo fixture')) context.repoFixture = fixture;
+    if (fixture && checkFolderSymlinks(f.get('repo_fixture'), fixture, skillDir, 'repo fixture') && checkFolderSpecialFiles(f.get('repo_fixture'), fixture, 'repo fixture')) {
+      context.repoFixture = fixture;
+    }
   }
   checkWorkspaceFileNames(f.get('files'));
   for (const [name, content] of f.get('files').entries()) {

@@ -207,24 +207,78 @@ export function checkSuiteEnvRefs(field: Field, env: Record<string, string | und
   }
 }
 
+/** What a custom engine's paths are expanded with at `validate` time (see {@link checkAgentWorkspacePath}). */
+export interface StaticTemplateValues {
+  /** `engine.custom.kwargs`. */
+  kwargs: Record<string, string>;
+  /** The environment skill-up runs in. */
+  env: Record<string, string | undefined>;
+  /** `engine.custom.env` as written. */
+  customEnv: Record<string, string>;
+}
+
+/** Variables whose folder is never inside the agent's workspace, with what they are. */
+const OUTSIDE_WORKSPACE: Record<string, string> = {
+  skill_root: 'the skill folder',
+  output_dir: "the job's output folder",
+  home: "the job's home folder",
+  HOME: "the job's home folder",
+};
+
+/** Stands for the workspace while a path is expanded at `validate` time; never a real folder. */
+const WORKSPACE_PLACEHOLDER = '/__skill-up-workspace__';
+
 /**
  * Checks a workspace path of the agent (`local.cwd`, `input_file`, `output_file`): relative to
- * the workspace and inside it. A leading `${workspace}/` is the workspace; a value built from
- * other templates is only checked for what is written literally (`..`, a leading `/`).
+ * the workspace and inside it, as the run checks it once expanded (engines/custom/adapter.ts).
+ * What is written literally is checked first (`..`, a leading `/`); then a path built from
+ * `${skill_root}`, `${output_dir}` or `${home}` (never inside the workspace) is an error; then,
+ * with `statics`, the templates known now (`${kwargs.KEY}`, environment variables) are filled
+ * in, `${workspace}` standing for the workspace and other per-job values for a plain name, and
+ * the result must stay inside the workspace.
  */
-export function checkAgentWorkspacePath(field: Field, what: string): void {
+export function checkAgentWorkspacePath(field: Field, what: string, statics?: StaticTemplateValues): void {
   const text = field.str();
   if (text === undefined) return;
+  const fix = "it must be relative to the agent's workspace and stay inside it (skill-up reads and writes it there)";
   const rest = text.replace(/^\$\{workspace\}(?:[\\/]+|$)/, '');
   if (rest === '') return;
-  if (rest.startsWith('${')) {
-    // e.g. `${skill_root}/x`, `${HOME}/x`: only `..` segments are visible here.
-    if (!rest.split(/[\\/]+/).includes('..')) return;
+  const literal = workspacePathProblem(rest);
+  // e.g. `${kwargs.dir}/x`: only `..` segments are visible before expansion.
+  if (literal && (!rest.startsWith('${') || rest.split(/[\\/]+/).includes('..'))) {
+    field.error(`${what} \`${text}\` is ${literal}; ${fix}`);
+    return;
   }
-  const problem = workspacePathProblem(rest);
-  if (problem) {
-    field.error(`${what} \`${text}\` is ${problem}; it must be relative to the agent's workspace and stay inside it (skill-up reads and writes it there)`);
+  if (!text.includes('${')) return;
+  const refs = templateReferences(text);
+  const outside = refs.find((r) => Object.prototype.hasOwnProperty.call(OUTSIDE_WORKSPACE, r.name) && !(r.name === 'HOME' && statics && Object.prototype.hasOwnProperty.call(statics.customEnv, 'HOME')));
+  if (outside) {
+    field.error(`${what} \`${text}\` is built from \`${outside.text}\`, ${OUTSIDE_WORKSPACE[outside.name]}, which is never inside the agent's workspace; ${fix}`);
+    return;
   }
+  if (!statics) return;
+  const vars: Record<string, string> = {};
+  for (const v of TEMPLATE_VARIABLES) vars[v] = 'x';
+  vars.workspace = WORKSPACE_PLACEHOLDER;
+  vars.skills_dir = `${WORKSPACE_PLACEHOLDER}/x`;
+  for (const [k, v] of Object.entries(statics.kwargs)) vars[`kwargs.${k}`] = v;
+  // An `engine.custom.env` value holding a template is known only per job: nothing to check.
+  if (refs.some((r) => Object.prototype.hasOwnProperty.call(statics.customEnv, r.name) && statics.customEnv[r.name]!.includes('${'))) return;
+  let expanded: string;
+  try {
+    expanded = expandTemplate(text, vars, { ...statics.env, ...statics.customEnv });
+  } catch (e) {
+    if (e instanceof TemplateError) return; // a required variable is unset: checkTemplateRefs reports it
+    throw e;
+  }
+  if (expanded.trim() === '') return;
+  const abs = path.posix.resolve(WORKSPACE_PLACEHOLDER, expanded.replace(/\\/g, '/'));
+  const rel = path.posix.relative(WORKSPACE_PLACEHOLDER, abs);
+  if (rel === '' || (rel !== '..' && !rel.startsWith('../') && !path.posix.isAbsolute(rel))) return;
+  const shown = expanded.split(WORKSPACE_PLACEHOLDER).join('${workspace}');
+  const resolved = abs.split(WORKSPACE_PLACEHOLDER).join('${workspace}');
+  const where = resolved !== shown ? `, that is \`${resolved}\`` : '';
+  field.error(`${what} \`${text}\` expands to \`${shown}\`${where}, which is outside the agent's workspace; ${fix}`);
 }
 
 /**

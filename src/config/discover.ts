@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { MAX_GLOB_LENGTH } from '../skill/files.js';
 import { ConfigError } from './diagnostics.js';
 
 const EVAL_NAMES = ['eval.yaml', 'eval.yml'];
@@ -116,7 +117,8 @@ export function expandGlob(root: string, pattern: string): string[] {
   const norm = pattern.replace(/\\/g, '/').replace(/^\.\//, '');
   const scan = picomatch.scan(norm);
   const base = path.resolve(root, scan.base || '.');
-  const match = picomatch(scan.glob || '**', { dot: false });
+  // No extglob (exponential regexes); the case files are the suite's own, so groups stay allowed.
+  const match = picomatch(scan.glob || '**', { dot: false, noextglob: true, maxLength: MAX_GLOB_LENGTH });
   const out: string[] = [];
   const walk = (dir: string, rel: string, depth: number) => {
     if (depth > 20) return;

@@ -178,9 +178,10 @@ function buildCustom(field: Field, skillDir: string): CustomEngineConfig {
       for (const f of [local.get('command'), ...local.get('args').items(), local.get('cwd'), local.get('input_file'), local.get('output_file')]) {
         checkTemplateRefs(f, custom.kwargs, process.env, custom.env);
       }
-      checkAgentWorkspacePath(local.get('cwd'), 'working folder `cwd`');
-      checkAgentWorkspacePath(local.get('input_file'), '`input_file`');
-      checkAgentWorkspacePath(local.get('output_file'), '`output_file`');
+      const statics = { kwargs: custom.kwargs, env: process.env, customEnv: custom.env };
+      checkAgentWorkspacePath(local.get('cwd'), 'working folder `cwd`', statics);
+      checkAgentWorkspacePath(local.get('input_file'), '`input_file`', statics);
+      checkAgentWorkspacePath(local.get('output_file'), '`output_file`', statics);
       custom.local = { command: local.get('command').str() ?? '', args: local.get('args').strings() };
       const cwd = local.get('cwd').str();
       const inputFile = local.get('input_file').str();

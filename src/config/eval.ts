@@ -10,7 +10,7 @@ import { expandGlob, isDirectory, isFile, isGlob } from './discover.js';
 import { buildEngine, canonicalEngineName, unknownEngineMessage } from './engines.js';
 import { buildExpect } from './expect.js';
 import { buildJudges } from './judges.js';
-import { checkWorkspacePath, outsideSkillProblem, relativeToFileHint } from './paths.js';
+import { checkArtifactGlob, checkWorkspacePath, fileKind, fileKindProblem, outsideSkillProblem, relativeToFileHint } from './paths.js';
 import { checkTimeoutSeconds } from './limits.js';
 import { checkSuiteEnvRefs } from './custom.js';
 import { warnUnsupportedSections } from './unsupported.js';
@@ -37,7 +37,7 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
   const cases = root.get('cases');
   const defaults = cases.get('defaults');
   const topTrials = root.get('trials').int() ?? 1;
-  defaults.get('collect_artifacts').items().forEach((a) => checkWorkspacePath(a, 'artifact glob'));
+  defaults.get('collect_artifacts').items().forEach((a) => checkArtifactGlob(a));
   const customEngineNames = new Set(engines.filter((e) => e.name === 'custom').map((e) => e.displayName));
 
   const suite: Omit<Suite, 'cases'> = {
@@ -277,11 +277,14 @@ function caseFiles(cases: Field, skillDir: string): { file: string; from: Field 
       continue;
     }
     listed.set(file, item);
-    if (!isFile(file)) {
+    const kind = fileKind(file);
+    if (kind !== 'file') {
       item.error(
-        isDirectory(file)
+        kind === 'folder'
           ? `\`${entry}\` is a folder; list case files or a glob such as \`${entry.replace(/\/$/, '')}/*.yaml\``
-          : `case file \`${entry}\` not found in the skill folder ${skillDir}${relativeToFileHint(entry, item.src.file, skillDir)}${siblingHint(file, entry)}`,
+          : kind !== 'missing' && kind !== 'dangling'
+            ? `case file \`${entry}\` ${fileKindProblem(kind)}`
+            : `case file \`${entry}\` not found in the skill folder ${skillDir}${relativeToFileHint(entry, item.src.file, skillDir)}${siblingHint(file, entry)}`,
       );
       continue;
     }

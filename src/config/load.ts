@@ -52,6 +52,8 @@ interface LoadedCase {
   spec: CaseSpec;
   /** Where the id is written (the `id` value, or the case's root when it comes from the file name). */
   idAt: Field;
+  /** The case itself (a case file's root, or its `cases.inline` item). */
+  field: Field;
 }
 
 /**
@@ -90,7 +92,7 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
 
   const cases: LoadedCase[] = [];
   for (const item of parts.inline) {
-    cases.push({ spec: buildCase(item, evalFile, undefined, parts.defaults), idAt: item.has('id') ? item.get('id') : item });
+    cases.push({ spec: buildCase(item, evalFile, undefined, parts.defaults), idAt: item.has('id') ? item.get('id') : item, field: item });
   }
   const invalidCases: InvalidCase[] = [];
   const caseBags: DiagnosticBag[] = [];
@@ -107,6 +109,7 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
   }
   if (evalOk) {
     reportDuplicateIds(cases, skillDir);
+    reportCapturesWithoutResume(cases, parts.suite.engines);
     reportInheritedJudgesWithoutCriteria(cases, parts.defaults.judges, evalRoot);
   }
   // Case fields report into their own bag (duplicate ids included), merged only now.
@@ -130,7 +133,7 @@ function loadCaseFile(file: string, bag: DiagnosticBag, defaults: CaseDefaults):
   const root = Field.root(src, bag);
   if (!checkDocument(root, 'case')) return undefined;
   const spec = buildCase(root, file, idFromFileName(file), defaults);
-  return { spec, idAt: root.has('id') ? root.get('id') : root };
+  return { spec, idAt: root.has('id') ? root.get('id') : root, field: root };
 }
 
 /**
@@ -154,20 +157,53 @@ function checkDocument(root: Field, kind: 'eval' | 'case'): boolean {
   return true;
 }
 
-/** Reports every place a case id is used more than once, naming the other places. */
+/**
+ * Reports every place a case id is used more than once, naming the other places. Ids that
+ * differ only in letter case (`Same`, `same`) count as the same: their job folders would be
+ * one folder on a case-insensitive file system (macOS, Windows).
+ */
 function reportDuplicateIds(cases: LoadedCase[], skillDir: string): void {
   const byId = new Map<string, LoadedCase[]>();
   for (const c of cases) {
     if (c.spec.id === '') continue;
-    byId.set(c.spec.id, [...(byId.get(c.spec.id) ?? []), c]);
+    const key = c.spec.id.toLowerCase();
+    byId.set(key, [...(byId.get(key) ?? []), c]);
   }
-  for (const [id, group] of byId) {
+  for (const group of byId.values()) {
     if (group.length < 2) continue;
     for (const c of group) {
-      const others = group.filter((o) => o !== c).map((o) => placeOf(o, skillDir));
+      const id = c.spec.id;
+      const others = group.filter((o) => o !== c).map((o) => (o.spec.id === id ? placeOf(o, skillDir) : `${placeOf(o, skillDir)} (as \`${o.spec.id}\`)`));
       const fromName = c.idAt.segments.length === 0 || !c.idAt.segments.includes('id') ? ' (taken from the file name)' : '';
-      c.idAt.error(`duplicate case id \`${id}\`${fromName}; also used at ${others.join(', ')}. Case ids must be unique in a suite`, 'value');
+      const caseOnly = group.some((o) => o.spec.id !== id)
+        ? '. Case ids must be unique in a suite, also ignoring letter case: their job folders would be the same folder on macOS and Windows'
+        : '. Case ids must be unique in a suite';
+      c.idAt.error(`duplicate case id \`${id}\`${fromName}; also used at ${others.join(', ')}${caseOnly}`, 'value');
     }
+  }
+}
+
+/**
+ * A conversation (more than one turn) with `capture` needs an engine that resumes a session:
+ * a custom engine without `conversation_mode: stateful` gets the turns as one prompt, so every
+ * job of the case would error (src/run/job.ts converse). Reported at the first `capture`.
+ */
+function reportCapturesWithoutResume(cases: LoadedCase[], engines: Suite['engines']): void {
+  const batch = engines.filter((e) => e.name === 'custom' && e.custom !== undefined && e.custom.conversationMode !== 'stateful');
+  if (batch.length === 0) return;
+  for (const c of cases) {
+    if (c.spec.turns.length < 2 || (c.spec.engines && !c.spec.engines.includes('custom'))) continue;
+    const turn = c.field
+      .get('input')
+      .get('turns')
+      .items()
+      .find((t) => t.get('capture').items().length > 0);
+    if (!turn) continue;
+    const names = batch.map((e) => `\`${e.displayName}\``).join(', ');
+    turn.get('capture').error(
+      `\`capture\` needs an engine that resumes the session, but custom engine ${names} has no \`conversation_mode: stateful\`: its ${c.spec.turns.length} turns would be sent as one prompt and nothing could be captured (every job would error); set \`engine.custom.conversation_mode: stateful\` or remove the capture`,
+      'key',
+    );
   }
 }
 

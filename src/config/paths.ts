@@ -5,6 +5,7 @@
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Field } from './yaml-source.js';
+import { globError } from '../skill/files.js';
 
 /** What a skill-root-relative path must be. */
 export type PathKind = 'file' | 'folder';
@@ -22,19 +23,14 @@ export function skillPath(field: Field, skillDir: string, kind: PathKind, what: 
     field.error(`${what} \`${rel}\` is outside the skill folder ${skillDir}; it must be a path inside it, relative to the skill root`);
     return undefined;
   }
-  let st;
-  try {
-    st = statSync(abs);
-  } catch {
+  // stat, never open: opening a FIFO blocks until something writes to it.
+  const found = fileKind(abs);
+  if (found === 'missing' || found === 'dangling') {
     field.error(`${what} \`${rel}\` not found in the skill folder ${skillDir}${relativeToFileHint(rel, field.src.file, skillDir)}`);
     return undefined;
   }
-  if (kind === 'file' && !st.isFile()) {
-    field.error(`${what} \`${rel}\` is a folder; expected a file`);
-    return undefined;
-  }
-  if (kind === 'folder' && !st.isDirectory()) {
-    field.error(`${what} \`${rel}\` is a file; expected a folder`);
+  if (found !== kind) {
+    field.error(`${what} \`${rel}\` ${fileKindProblem(found, kind)}`);
     return undefined;
   }
   try {
@@ -46,6 +42,63 @@ export function skillPath(field: Field, skillDir: string, kind: PathKind, what: 
     // realpath failed after stat succeeded: a race; the existence check above stands.
   }
   return abs;
+}
+
+/** What a path is, links followed: see {@link fileKind}. */
+export type FileKind = 'file' | 'folder' | 'fifo' | 'socket' | 'device' | 'loop' | 'dangling' | 'missing' | 'unreadable';
+
+/**
+ * What `abs` is, symbolic links followed, found with `stat` only (opening a FIFO would block
+ * until something writes to it): a regular file, a folder, a FIFO, a socket, a device, a
+ * symbolic link loop, a dangling link, missing, or unreadable (permission denied, …).
+ */
+export function fileKind(abs: string): FileKind {
+  let st;
+  try {
+    st = statSync(abs);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') return 'loop';
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') return 'unreadable';
+    try {
+      return lstatSync(abs).isSymbolicLink() ? 'dangling' : 'missing';
+    } catch {
+      return 'missing';
+    }
+  }
+  if (st.isFile()) return 'file';
+  if (st.isDirectory()) return 'folder';
+  if (st.isFIFO()) return 'fifo';
+  if (st.isSocket()) return 'socket';
+  return 'device';
+}
+
+/**
+ * The end of a message for a path that is `found` where a `wanted` was expected, e.g. "is a
+ * FIFO (named pipe), not a regular file"; it follows the path in the message.
+ */
+export function fileKindProblem(found: FileKind, wanted: 'file' | 'folder' = 'file'): string {
+  const not = wanted === 'file' ? 'not a regular file' : 'not a folder';
+  switch (found) {
+    case 'folder':
+      return 'is a folder; expected a file';
+    case 'file':
+      return 'is a file; expected a folder';
+    case 'fifo':
+      return `is a FIFO (named pipe), ${not}`;
+    case 'socket':
+      return `is a socket, ${not}`;
+    case 'device':
+      return `is a device, ${not}`;
+    case 'loop':
+      return 'is a symbolic link loop (it never reaches a file); replace the link';
+    case 'dangling':
+      return 'is a symbolic link to a file that does not exist';
+    case 'unreadable':
+      return 'cannot be read (permission denied?)';
+    default:
+      return 'not found';
+  }
 }
 
 /** True when `child` is `parent` or below it. */
@@ -71,6 +124,18 @@ export function checkWorkspacePath(field: Field, what: string, value = field.str
   if (value === undefined) return;
   const problem = workspacePathProblem(value);
   if (problem) field.error(`${what} \`${value}\` is ${problem}; it must be relative to the workspace and stay inside it`, at);
+}
+
+/**
+ * {@link checkWorkspacePath} for a glob matched against the agent's file names, plus the
+ * syntax `run` refuses because it could backtrack exponentially (src/skill/files.ts globError),
+ * so `validate` names it at its line instead of every job erring.
+ */
+export function checkArtifactGlob(field: Field): void {
+  checkWorkspacePath(field, 'artifact glob');
+  const value = field.str();
+  const problem = value === undefined ? undefined : globError(value);
+  if (problem) field.error(problem);
 }
 
 /**
@@ -217,6 +282,47 @@ export function checkFolderSymlinks(field: Field, dir: string, skillDir: string,
   const more = count > bad.length ? ` and ${count - bad.length} more` : '';
   field.error(
     `${what} \`${field.str() ?? dir}\` holds ${count === 1 ? 'a symbolic link' : `${count} symbolic links`} to a place outside the skill folder ${skillDir}: ${bad.join(', ')}${more}; it would be copied into every workspace. Copy the files into the fixture instead, or make the links point inside the skill folder`,
+  );
+  return false;
+}
+
+/**
+ * Reports `field` when the folder `dir` holds something that is neither a regular file, a
+ * folder nor a symbolic link (a FIFO, a socket, a device): the workspace set-up refuses to copy
+ * it (src/runtime/workspace.ts), so every job would error. Links are not followed. Returns
+ * true when there is none.
+ */
+export function checkFolderSpecialFiles(field: Field, dir: string, what: string): boolean {
+  const bad: string[] = [];
+  let count = 0;
+  const walk = (abs: string, depth: number) => {
+    if (depth > 64) return;
+    let entries;
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const ent of entries) {
+      const child = path.join(abs, ent.name);
+      if (ent.isDirectory()) walk(child, depth + 1);
+      else if (!ent.isFile() && !ent.isSymbolicLink()) {
+        count++;
+        const kind = ent.isFIFO() ? 'a FIFO' : ent.isSocket() ? 'a socket' : 'a device';
+        if (bad.length < MAX_LINKS_LISTED) bad.push(`\`${path.relative(dir, child).split(path.sep).join('/')}\` (${kind})`);
+      }
+    }
+  };
+  try {
+    if (!lstatSync(dir).isDirectory()) return true;
+  } catch {
+    return true;
+  }
+  walk(dir, 0);
+  if (count === 0) return true;
+  const more = count > bad.length ? ` and ${count - bad.length} more` : '';
+  field.error(
+    `${what} \`${field.str() ?? dir}\` holds ${bad.join(', ')}${more}, which ${count === 1 ? 'is' : 'are'} not a regular file, folder or symbolic link; it cannot be copied into a workspace: remove ${count === 1 ? 'it' : 'them'} from the fixture`,
   );
   return false;
 }

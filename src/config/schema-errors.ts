@@ -284,9 +284,10 @@ function quoteHint(s: Schema, v: unknown): string {
 }
 
 function rangeText(s: Schema): string {
-  if (typeof s['x-expected'] === 'string') return '';
   const min = s.minimum as number | undefined;
   const max = s.maximum as number | undefined;
+  // A phrase such as "a whole number of trials, at least 1" gets the bound it leaves out.
+  if (typeof s['x-expected'] === 'string') return max !== undefined && !s['x-expected'].includes(String(max)) ? ` and at most ${max}` : '';
   if (min !== undefined && max !== undefined) return ` from ${min} to ${max}`;
   if (min !== undefined) return ` of at least ${min}`;
   if (max !== undefined) return ` of at most ${max}`;

@@ -6,6 +6,7 @@ import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { DiagnosticBag } from './diagnostics.js';
+import { fileKind, fileKindProblem } from './paths.js';
 
 /**
  * Options every YAML file of skill-up is parsed with. `uniqueKeys: false` switches off the
@@ -14,6 +15,76 @@ import type { DiagnosticBag } from './diagnostics.js';
  * in linear time.
  */
 export const YAML_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: false } as const;
+
+/** Deepest nesting of maps and lists skill-up reads in a YAML file; deeper is an error (a recursion would overflow the stack). */
+export const MAX_YAML_DEPTH = 256;
+
+/**
+ * How deeply the maps and lists of `doc` nest, counted without recursion, stopping once past
+ * `limit` (so a 3000-level file costs no more than a 257-level one), with the offset of the
+ * deepest map or list found. Aliases are not followed.
+ */
+export function yamlDepth(doc: Document, limit = MAX_YAML_DEPTH): { depth: number; offset: number } {
+  let max = 0;
+  let offset = 0;
+  const stack: [unknown, number][] = [[doc.contents, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (!isMap(node) && !isSeq(node)) continue;
+    if (depth > max) [max, offset] = [depth, node.range?.[0] ?? 0];
+    if (max > limit) return { depth: max, offset };
+    for (const item of node.items as unknown[]) {
+      if (isPair(item)) {
+        stack.push([item.key, depth + 1], [item.value, depth + 1]);
+      } else stack.push([item, depth + 1]);
+    }
+  }
+  return { depth: max, offset };
+}
+
+/** The message for a document nested past {@link MAX_YAML_DEPTH}: `depth` as measured, undefined when the parser itself ran out of stack. */
+export function yamlDepthMessage(depth?: number): string {
+  const levels = depth !== undefined ? `${depth}${depth > MAX_YAML_DEPTH ? '+' : ''} levels` : `more than ${MAX_YAML_DEPTH} levels`;
+  return `maps and lists nested deeper than skill-up reads (${levels}; at most ${MAX_YAML_DEPTH}); flatten the structure`;
+}
+
+/** True for the error a recursion past the stack's end throws (`RangeError: Maximum call stack size exceeded`). */
+export function isStackOverflow(e: unknown): boolean {
+  return e instanceof RangeError && /call stack/i.test(e.message);
+}
+
+/**
+ * The first map key of `doc` that is a map or a list (`? [a, b]`), or undefined. Plain JS
+ * objects only have string keys: `yaml` would stringify it and print a process warning.
+ */
+export function collectionKey(doc: Document): Node | undefined {
+  let found: Node | undefined;
+  visit(doc, {
+    Pair(_key, pair) {
+      if (isMap(pair.key) || isSeq(pair.key)) {
+        found = pair.key as Node;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
+
+/**
+ * What makes a parsed `doc` unreadable for skill-up beyond YAML syntax, or undefined: nesting
+ * past {@link MAX_YAML_DEPTH} (or so deep the parser ran out of stack), or a map or list used
+ * as a map key. Check it before walking the document recursively or calling `toJS`.
+ */
+export function structureProblem(doc: Document): { offset: number; message: string } | undefined {
+  const overflow = doc.errors.find((err) => /call stack/i.test(err.message));
+  if (overflow) return { offset: overflow.pos[0], message: yamlDepthMessage() };
+  const deep = yamlDepth(doc);
+  if (deep.depth > MAX_YAML_DEPTH) return { offset: deep.offset, message: yamlDepthMessage(deep.depth) };
+  const key = collectionKey(doc);
+  if (key) return { offset: key.range?.[0] ?? 0, message: `a map key is a ${isMap(key) ? 'map' : 'list'} (\`? […]\`); keys must be strings` };
+  return undefined;
+}
 
 /** Most duplicate keys {@link duplicateKeys} lists one by one; the rest are counted. */
 export const MAX_DUPLICATE_KEYS_LISTED = 20;
@@ -141,6 +212,12 @@ export interface Position {
  */
 export function readYamlSource(file: string, bag: DiagnosticBag): YamlSource {
   let buf: Buffer;
+  // stat, never open first: opening a FIFO blocks until something writes to it.
+  const kind = fileKind(file);
+  if (kind !== 'file' && kind !== 'missing' && kind !== 'unreadable') {
+    bag.error(file, 0, 0, '', `cannot read file: it ${fileKindProblem(kind)}`);
+    return parseYaml(file, '', bag, false);
+  }
   try {
     buf = readFileSync(file);
   } catch (e) {
@@ -168,8 +245,22 @@ export function readYamlSource(file: string, bag: DiagnosticBag): YamlSource {
 /** Parses `text` as the contents of `file` (see {@link readYamlSource}). */
 export function parseYaml(file: string, text: string, bag: DiagnosticBag, readable = true): YamlSource {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, ...YAML_PARSE_OPTIONS, merge: true });
+  let doc: Document;
+  try {
+    doc = parseDocument(text, { lineCounter, ...YAML_PARSE_OPTIONS, merge: true });
+  } catch (e) {
+    if (!isStackOverflow(e)) throw e;
+    bag.error(file, 1, 1, '', `YAML error: ${yamlDepthMessage()}`);
+    return { file, doc: parseDocument(''), lineCounter: new LineCounter(), data: undefined, ok: false };
+  }
   const pos = (offset: number) => lineCounter.linePos(offset);
+  // Past this depth the recursive walks below (and the schema check after) would overflow the stack.
+  const structure = structureProblem(doc);
+  if (structure) {
+    const { line, col } = pos(structure.offset);
+    bag.error(file, line, col, '', `YAML error: ${structure.message}`);
+    return { file, doc, lineCounter, data: undefined, ok: false };
+  }
   for (const err of doc.errors) {
     // An unclosed quote is noticed at the end of the file; point at where the string starts.
     const start = err.code === 'MISSING_CHAR' && /quote/.test(err.message) ? unclosedQuoteStart(doc, err.pos[0]) : undefined;

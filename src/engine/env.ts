@@ -22,7 +22,7 @@
  * common base plus `environment.env` ({@link childProcessEnv}).
  */
 import type { EngineConfig, Suite } from '../config/types.js';
-import { redactor, urlSecrets } from '../util/redact.js';
+import { redactor, suiteValueIsSecret, urlSecrets } from '../util/redact.js';
 import type { EngineContext } from './types.js';
 
 /** A variable name, or a pattern names must match. */
@@ -169,21 +169,23 @@ let passThrough: Record<string, string> = {};
  * kept for {@link childProcessEnv}) and teaches the process-wide redactor every value the suite
  * hands to processes: `environment.env`, each engine's `engine.custom.env` and
  * `engine.custom.http.headers` (as expanded from `parent`), and credentials in
- * `engine.custom.http.url`. Values shorter than 8 characters are not secrets (src/util/redact.ts).
+ * `engine.custom.http.url`. Values shorter than 8 characters are not secrets, nor are plain words
+ * under non-credential names (src/util/redact.ts `suiteValueIsSecret`).
  * @throws SuiteEnvError when an `environment.env` template cannot be expanded
  */
 export function prepareSuiteEnv(suite: Suite, parent: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
   const env = suiteEnvOf(suite, parent);
   const r = redactor();
   for (const [k, v] of Object.entries(suite.environment.env)) {
-    r.addAll(templateSecrets(v, parent));
-    r.add(env[k]);
+    // A plain word under a non-credential name (`VARIANT_LABEL: with_skill`) is no secret.
+    r.addAll(templateSecrets(v, parent).filter((s) => suiteValueIsSecret(k, s)));
+    if (env[k] !== undefined && suiteValueIsSecret(k, env[k])) r.add(env[k]);
     r.addAll(urlSecrets(env[k] ?? ''));
   }
   for (const e of new Set([suite.engine, ...suite.engines])) {
     const c = e.custom;
     if (!c) continue;
-    for (const v of Object.values(c.env)) r.addAll(templateSecrets(v, parent));
+    for (const [k, v] of Object.entries(c.env)) r.addAll(templateSecrets(v, parent).filter((s) => suiteValueIsSecret(k, s)));
     for (const v of Object.values(c.http?.headers ?? {})) r.addAll(templateSecrets(v, parent));
     if (c.http?.url) r.addAll(urlSecrets(c.http.url));
   }

@@ -16,7 +16,7 @@
  */
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createRedactingWriteStream } from '../util/out.js';
+import { createRawWriteStream } from '../util/out.js';
 import type { TranscriptTurn } from './types.js';
 
 /**
@@ -152,24 +152,25 @@ function dropHighSurrogateEnd(s: string): string {
 /**
  * Stores a text held in memory: returned whole when it is at most {@link INLINE_TEXT_BYTES}
  * bytes, else written to `jobDir/rel` (in 1 Mi-character pieces, so no second whole copy is
- * made; secrets redacted as it is written, src/util/out.ts) and returned as the preview and
- * reference of what the file holds.
+ * made) and returned as the preview and reference of what the file holds. The file is written
+ * RAW, as the agent gave the answer, for the judges; it lies in the job's `outputs/` folder and
+ * is redacted in place when the job ends, after grading (src/run/job.ts, src/util/out.ts
+ * `redactTextFileInPlace`), when `bytes` follows the redacted length.
  */
 export async function spillText(jobDir: string, rel: string, text: string): Promise<StoredText> {
   const bytes = Buffer.byteLength(text);
   if (bytes <= INLINE_TEXT_BYTES) return { text, bytes };
-  const out = createRedactingWriteStream(join(jobDir, rel));
+  const out = createRawWriteStream(join(jobDir, rel));
   const failed = new Promise<never>((_, rej) => out.once('error', rej));
   failed.catch(() => undefined);
   const PIECE = 1024 * 1024;
   for (let i = 0; i < text.length; ) {
     let end = Math.min(text.length, i + PIECE);
     if (end < text.length) end = i + dropHighSurrogateEnd(text.slice(i, end)).length;
-    if (!out.write(text.slice(i, end))) await Promise.race([new Promise((r) => out.once('drain', r)), failed]);
+    if (!out.write(text.slice(i, end))) await Promise.race([new Promise<void>((r) => out.once('drain', () => r())), failed]);
     i = end;
   }
   await Promise.race([new Promise<void>((r) => out.end(() => r())), failed]);
-  // Measured from the file: redaction may have changed its length.
   return textFromFile(jobDir, rel, 'none');
 }
 

@@ -4,7 +4,9 @@
  * stderr always fully drained into files capped in size, and a bounded read-back for parsing.
  */
 import { spawn } from 'node:child_process';
-import { createRedactingWriteStream } from '../util/out.js';
+import type { WriteStream } from 'node:fs';
+import { createRawWriteStream } from '../util/out.js';
+import { redactor } from '../util/redact.js';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
@@ -135,8 +137,9 @@ const PIPE_DRAIN_MS = 2000;
  * memory holds at most one buffer's worth (the writer waits on its pipe instead). With
  * `marker`, a cut file ends with a line saying so.
  */
-function captureTo(stream: Readable, file: string, cap: number, marker = false): { done: Promise<number>; stop(): void; failed: Promise<Error> } {
-  const out = createRedactingWriteStream(file); // secrets redacted as the bytes arrive (src/util/out.ts)
+function captureTo(stream: Readable, out: WriteStream, cap: number, marker = false): { done: Promise<number>; stop(): void; failed: Promise<Error> } {
+  // RAW: parsers and judges read the answer as the engine gave it; the file lies in the job's
+  // outputs/ folder and is redacted in place when the job ends, after grading (src/run/job.ts).
   let total = 0;
   // The file cannot be opened or written (EMFILE, ENOSPC, EACCES): never an unhandled 'error'
   // event. The rest is drained and counted; runProcess stops the process and throws.
@@ -207,6 +210,16 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
   if (opts.signal?.aborted) {
     return { exitCode: null, timedOut: false, cancelled: true, durationMs: 0, stdoutBytes: 0, stderrBytes: 0 };
   }
+  // Both files are opened before the process starts, so an agent cannot swap `outputs/` for a
+  // link first and have skill-up create them elsewhere.
+  const outFile = createRawWriteStream(opts.stdoutFile);
+  const errFile = createRawWriteStream(opts.stderrFile);
+  const closeFiles = () => {
+    outFile.destroy();
+    errFile.destroy();
+  };
+  outFile.on('error', () => undefined);
+  errFile.on('error', () => undefined);
   let child: ReturnType<typeof spawn>;
   try {
     child = spawn(file, args, {
@@ -216,20 +229,22 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
       stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
   } catch (e) {
+    closeFiles();
     return { exitCode: null, timedOut: false, cancelled: false, startError: describeStartError(e as Error, file), startErrorCode: (e as NodeJS.ErrnoException).code, durationMs: performance.now() - started, stdoutBytes: 0, stderrBytes: 0 };
   }
   const startFailed = new Promise<Error>((res) => child.once('error', res));
   if (!child.stdout || !child.stderr) {
     // Out of descriptors (EMFILE, ENFILE): Node gives up before setting up the pipes.
     const e = await startFailed;
+    closeFiles();
     return { exitCode: null, timedOut: false, cancelled: false, startError: describeStartError(e, file), startErrorCode: (e as NodeJS.ErrnoException).code, durationMs: performance.now() - started, stdoutBytes: 0, stderrBytes: 0 };
   }
   // `run -v` / `-vv` (engine/observe.ts): the command line, and stderr line by line.
   const observer = processObserver();
   if (observer) watchProcess(observer, currentJob(), file, args, opts.cwd, child.stderr!);
   const cap = maxStreamBytes();
-  const out = captureTo(child.stdout!, opts.stdoutFile, cap);
-  const err = captureTo(child.stderr!, opts.stderrFile, cap, true);
+  const out = captureTo(child.stdout!, outFile, cap);
+  const err = captureTo(child.stderr!, errFile, cap, true);
   if (opts.input !== undefined) {
     child.stdin!.on('error', () => undefined); // the engine may exit without reading it
     child.stdin!.end(opts.input);
@@ -305,24 +320,75 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
   };
 }
 
-/** Tells `observer` about a started process and, when it listens, each line of its stderr. */
+/** Longest stderr line shown with `-vv`, in UTF-16 units; a longer one is cut ({@link cutLine}). */
+export const STDERR_LINE_DISPLAY = 4096;
+
+/**
+ * `line` as shown on the console: whole when at most `limit` units, else its first `limit`
+ * units and `… [+N bytes]` (N: the UTF-8 bytes left out, at least `extraBytes` more that were
+ * never held). The cut is made AFTER redaction of the whole held text (which keeps at least the
+ * longest secret past the limit), so a secret straddling the cut is redacted whole, never shown
+ * in part.
+ */
+export function cutLine(line: string, limit = STDERR_LINE_DISPLAY, extraBytes = 0): string {
+  const clean = redactor().redact(line);
+  if (clean.length <= limit && extraBytes === 0) return clean;
+  let head = clean.slice(0, limit);
+  const c = head.charCodeAt(head.length - 1);
+  if (c >= 0xd800 && c <= 0xdbff) head = head.slice(0, -1);
+  // Never end on part of a redaction marker.
+  const mark = head.lastIndexOf('[');
+  if (mark >= 0 && '[REDACTED]'.startsWith(head.slice(mark)) && head.length - mark < 10) head = head.slice(0, mark);
+  const left = Buffer.byteLength(clean.slice(head.length)) + extraBytes;
+  return left > 0 ? `${head}… [+${left} bytes]` : head;
+}
+
+/**
+ * Tells `observer` about a started process and, when it listens, each line of its stderr. A line
+ * longer than {@link STDERR_LINE_DISPLAY} is shown once, cut ({@link cutLine}); the rest of that
+ * line is counted and skipped. Enough text past the cut (the longest secret variant) is held
+ * before cutting, so redaction sees a secret straddling the cut whole.
+ */
 function watchProcess(observer: NonNullable<ReturnType<typeof processObserver>>, job: string | undefined, file: string, args: string[], cwd: string, stderr: Readable): void {
   observer.spawned?.(job, file, args, cwd);
   const onLine = observer.stderrLine?.bind(observer);
   if (!onLine) return;
   let pending = '';
+  /** A long line was shown cut: bytes of it skipped since, until its end of line. */
+  let skipping = false;
+  let skipped = 0;
+  let cutShown = '';
   const decoder = new StringDecoder('utf8');
+  const hold = () => STDERR_LINE_DISPLAY + Math.max(redactor().maxBytes, 1);
   stderr.on('data', (chunk: Buffer) => {
-    const lines = (pending + decoder.write(chunk)).split(/\r?\n/);
-    pending = lines.pop() ?? '';
-    if (pending.length > 4096) {
-      lines.push(pending);
-      pending = '';
+    let text = decoder.write(chunk);
+    if (skipping) {
+      const nl = text.indexOf('\n');
+      if (nl < 0) {
+        skipped += Buffer.byteLength(text);
+        return;
+      }
+      skipped += Buffer.byteLength(text.slice(0, nl).replace(/\r$/, ''));
+      onLine(job, cutShown.replace(/\[\+(\d+) bytes\]$/, (_m, n: string) => `[+${Number(n) + skipped} bytes]`));
+      skipping = false;
+      skipped = 0;
+      text = text.slice(nl + 1);
     }
-    for (const l of lines) onLine(job, l);
+    const lines = (pending + text).split(/\r?\n/);
+    pending = lines.pop() ?? '';
+    for (const l of lines) onLine(job, l.length > STDERR_LINE_DISPLAY ? cutLine(l) : l);
+    if (pending.length >= hold()) {
+      // Cut now (redacted with all it holds); show it when the line ends, with the bytes skipped.
+      cutShown = cutLine(pending);
+      if (!cutShown.endsWith(' bytes]')) cutShown += '… [+0 bytes]';
+      pending = '';
+      skipping = true;
+      skipped = 0;
+    }
   });
   stderr.once('close', () => {
-    if (pending) onLine(job, pending);
+    if (skipping) onLine(job, cutShown.replace(/\[\+(\d+) bytes\]$/, (_m, n: string) => `[+${Number(n) + skipped} bytes]`));
+    else if (pending) onLine(job, pending.length > STDERR_LINE_DISPLAY ? cutLine(pending) : pending);
   });
 }
 

@@ -4,6 +4,8 @@
  * symbolic link, even in a folder of the path, whose target lies outside) is never read and
  * its check fails with evidence saying so. A file is read through its checked real path,
  * opened with O_NOFOLLOW (src/util/contain.ts), so a link swapped in meanwhile is not followed.
+ * A file with more than one hard link is never read (`ln /outside/file x` in the workspace
+ * would otherwise let a judge read a file from elsewhere); its check fails saying so.
  */
 import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -72,6 +74,11 @@ export async function inspectPath(workspace: string, rel: string): Promise<PathI
   }
 }
 
+/** Why a file with `links` hard links is not read. */
+function hardLinkReason(rel: string, links: number): string {
+  return `${rel} is a hard link (${links} links): its content may come from outside the workspace, so it is not read`;
+}
+
 /** Largest file content read for `file_contains` (bytes). */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
@@ -88,6 +95,9 @@ export async function readWorkspaceFile(
   try {
     const fh = await openInside(workspace, rel, rel);
     try {
+      // Checked on the opened file itself, so a link made after inspectPath is caught too.
+      const links = (await fh.stat()).nlink;
+      if (links > 1) return { ok: false, reason: hardLinkReason(rel, links) };
       const text = await fh.readFile('utf8');
       return { ok: true, text, size: info.size ?? Buffer.byteLength(text) };
     } finally {

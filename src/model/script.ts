@@ -27,7 +27,7 @@ import Ajv2020Module, { type ErrorObject, type ValidateFunction } from 'ajv/dist
 import { closest, distance } from 'fastest-levenshtein';
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { ConfigError, DiagnosticBag } from '../config/diagnostics.js';
-import { duplicateKeyMessage, duplicateKeys, YAML_PARSE_OPTIONS } from '../config/yaml-source.js';
+import { duplicateKeyMessage, duplicateKeys, structureProblem, YAML_PARSE_OPTIONS } from '../config/yaml-source.js';
 import { compileRegex, regexError } from '../util/regex.js';
 import { ENGINE_NAMES, type Action, type EngineName, type ModelScript, type Rule, type RuleConditions } from './types.js';
 
@@ -62,6 +62,13 @@ export function parseModelScript(text: string, file: string): ModelScript {
   const bag = new DiagnosticBag();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, ...YAML_PARSE_OPTIONS });
+  // Too deep a nesting, or a map as a key: the walks below would overflow or print a warning.
+  const structure = structureProblem(doc);
+  if (structure) {
+    const pos = lineCounter.linePos(structure.offset);
+    bag.error(file, pos.line, pos.col, '', `YAML error: ${structure.message}`);
+    bag.throwIfErrors();
+  }
   for (const err of doc.errors) {
     const pos = err.linePos?.[0] ?? lineCounter.linePos(err.pos[0]);
     bag.error(file, pos.line, pos.col, '', `YAML syntax error: ${firstLine(err.message)}`);

@@ -2,7 +2,7 @@
  * The plan stage: a suite and the command line's choices → the list of jobs to run.
  * A job is one case × engine × variant × trial (design.md, "The pipeline").
  */
-import picomatch from 'picomatch';
+import { compileGlob } from '../skill/files.js';
 import type { CaseSpec, Suite } from '../config/types.js';
 import type { Variant } from '../engine/types.js';
 
@@ -40,8 +40,15 @@ export class PlanError extends Error {}
 
 /** Selects the cases the filters keep, in suite order. */
 export function selectCases(suite: Suite, opts: PlanOptions): CaseSpec[] {
-  const keep = opts.cases?.length ? picomatch(opts.cases) : () => true;
-  const drop = opts.excludeCases?.length ? picomatch(opts.excludeCases) : () => false;
+  const glob = (g: string[]) => {
+    try {
+      return compileGlob(g);
+    } catch (e) {
+      throw new PlanError(`--case/--exclude-case: ${(e as Error).message}`);
+    }
+  };
+  const keep = opts.cases?.length ? glob(opts.cases) : () => true;
+  const drop = opts.excludeCases?.length ? glob(opts.excludeCases) : () => false;
   const tags = new Set(opts.tags ?? []);
   return suite.cases.filter((c) => keep(c.id) && !drop(c.id) && (tags.size === 0 || c.tags.some((t) => tags.has(t))));
 }

@@ -12,7 +12,8 @@
  * |             | `eval_metadata.json` per case (skill-creator's files, src/report/benchmark.ts) |
  * | `html`      | `report.html` (one self-contained page, src/report/html/)                      |
  */
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { ReportFormat } from '../config/types.js';
 import type { JobResult } from '../run/types.js';
@@ -21,7 +22,7 @@ import { buildJunit } from './junit.js';
 import { buildSummaryMarkdown } from './markdown.js';
 import { secretValues } from './redact.js';
 import { redactor } from '../util/redact.js';
-import { createRedactingWriteStream, jsonText, writeJson, writeJsonSync, writeText } from '../util/out.js';
+import { jsonText, writeJsonSync } from '../util/out.js';
 import { buildResultJson, type ResultDoc, type RunMeta } from './result-json.js';
 
 /** What a write produced. */
@@ -35,9 +36,66 @@ export interface WriteResult {
 /** Every format this module knows, in the order they are written. */
 export const REPORT_FORMATS: readonly ReportFormat[] = ['json', 'junit', 'markdown', 'benchmark', 'html'];
 
-/** Writes a file atomically (temp + rename) so a reader never sees half a report; secrets redacted (src/util/out.ts). */
+/** Writes a file atomically (temp + rename) so a reader never sees half a report; secrets redacted (src/util/redact.ts). */
 async function put(file: string, text: string, _secrets: string[]): Promise<void> {
-  await writeText(file, text, { atomic: true });
+  await writeAtomic(file, [redactor().redact(text)], false);
+}
+
+/** Create or truncate, never through a symbolic link in the last component (as src/util/out.ts writes). */
+// Node accepts numeric open flags; @types/node types them as strings.
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
+
+/** Bytes gathered before one write system call. */
+const WRITE_BATCH = 1024 * 1024;
+
+/**
+ * Writes `pieces` to `file` atomically and checked: a temp file beside it (O_NOFOLLOW), every
+ * write's byte count checked, then fsync and close, then rename over `file`. Any failure (disk
+ * full, quota, I/O error, at the write, the fsync or the close) removes the temp file and is
+ * thrown, so a report is either completely written or not there at all (no empty file, no
+ * leftover `*.tmp-*`). With `streamRedact`, the bytes pass through the byte-stream redactor.
+ */
+async function writeAtomic(file: string, pieces: Iterable<string> | AsyncIterable<string>, streamRedact: boolean): Promise<void> {
+  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const redacting = streamRedact ? redactor().byteStream() : undefined;
+  let fh: FileHandle | undefined;
+  let pending: Buffer[] = [];
+  let size = 0;
+  const flush = async (): Promise<void> => {
+    if (size === 0) return;
+    const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending, size);
+    pending = [];
+    size = 0;
+    for (let off = 0; off < buf.length; ) {
+      const { bytesWritten } = await fh!.write(buf, off, buf.length - off);
+      if (bytesWritten <= 0) throw Object.assign(new Error(`short write to ${tmp}`), { code: 'EIO' });
+      off += bytesWritten;
+    }
+  };
+  const add = async (b: Buffer): Promise<void> => {
+    if (b.length === 0) return;
+    pending.push(b);
+    size += b.length;
+    if (size >= WRITE_BATCH) await flush();
+  };
+  try {
+    fh = await open(tmp, WRITE_FLAGS, 0o644);
+    for await (const s of pieces) {
+      const b = Buffer.from(s, 'utf8');
+      await add(redacting ? redacting.push(b) : b);
+    }
+    if (redacting) await add(redacting.end());
+    await flush();
+    await fh.sync();
+    const h = fh;
+    fh = undefined;
+    await h.close();
+    await rename(tmp, file);
+  } catch (e) {
+    await fh?.close().catch(() => undefined);
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw e;
+  }
 }
 
 /** `dir/rel`, refusing a `rel` that leaves `dir` (job folders come from a file that may have been edited). */
@@ -124,37 +182,29 @@ async function writeFormat(dir: string, doc: ResultDoc, format: ReportFormat, se
  * Writes result.json streaming, atomically (temp + rename): the document's keys one by one and
  * `jobs` job by job, each serialised (and redacted, src/util/out.ts) on its own, so no string
  * holds the whole file and no size makes the write fail. The bytes are exactly those of
- * `JSON.stringify(doc, null, 2) + "\n"`.
+ * `JSON.stringify(doc, null, 2) + "\n"`. Every write, the fsync and the close are checked:
+ * on failure (ENOSPC, EIO, …) the temp file is removed and the error thrown; `file` is left as
+ * it was (never an empty or partial result.json).
  */
 export async function writeResultFile(file: string, doc: ResultDoc): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  const out = createRedactingWriteStream(tmp);
-  const failed = new Promise<never>((_, rej) => out.once('error', rej));
-  failed.catch(() => undefined);
-  const put = async (s: string) => {
-    if (!out.write(s)) await Promise.race([new Promise((r) => out.once('drain', r)), failed]);
-  };
-  try {
-    await put('{');
-    let first = true;
-    for (const [key, value] of Object.entries(doc)) {
-      if (value === undefined || typeof value === 'function') continue;
-      await put(`${first ? '' : ','}\n  ${JSON.stringify(key)}: `);
-      first = false;
-      if (key === 'jobs' && Array.isArray(value) && value.length > 0) {
-        await put('[');
-        for (const [i, job] of value.entries()) await put(`${i ? ',' : ''}\n    ${jsonText(job ?? null, 2).replace(/\n/g, '\n    ')}`);
-        await put('\n  ]');
-      } else await put(jsonText(value, 2).replace(/\n/g, '\n  '));
-    }
-    await put(first ? '}\n' : '\n}\n');
-    await Promise.race([new Promise<void>((r) => out.end(() => r())), failed]);
-    await rename(tmp, file);
-  } catch (e) {
-    out.destroy();
-    await rm(tmp, { force: true }).catch(() => undefined);
-    throw e;
+  await writeAtomic(file, resultPieces(doc), true);
+}
+
+/** The text of result.json piece by piece (see {@link writeResultFile}). */
+function* resultPieces(doc: ResultDoc): Generator<string> {
+  yield '{';
+  let first = true;
+  for (const [key, value] of Object.entries(doc)) {
+    if (value === undefined || typeof value === 'function') continue;
+    yield `${first ? '' : ','}\n  ${JSON.stringify(key)}: `;
+    first = false;
+    if (key === 'jobs' && Array.isArray(value) && value.length > 0) {
+      yield '[';
+      for (const [i, job] of value.entries()) yield `${i ? ',' : ''}\n    ${jsonText(job ?? null, 2).replace(/\n/g, '\n    ')}`;
+      yield '\n  ]';
+    } else yield jsonText(value, 2).replace(/\n/g, '\n  ');
   }
+  yield first ? '}\n' : '\n}\n';
 }
 
 /** Runs this large are rendered from result.json alone: reading every job's transcript would dominate. */
@@ -185,7 +235,7 @@ async function writeBenchmarks(dir: string, doc: ResultDoc, secrets: string[]): 
   for (const b of buildBenchmarks(doc)) {
     const root = inside(dir, b.root);
     await mkdir(root, { recursive: true });
-    await writeJson(join(root, 'benchmark.json'), b.benchmark, { atomic: true, newline: true });
+    await put(join(root, 'benchmark.json'), jsonText(b.benchmark, 2, true), secrets);
     await put(join(root, 'benchmark.md'), b.markdown, secrets);
     written.push(join(root, 'benchmark.json'), join(root, 'benchmark.md'));
     // Small per-run files: plain writes, no temp file and rename (that would double the

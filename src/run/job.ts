@@ -17,11 +17,13 @@ import { turnText, withFullText } from '../judge/text.js';
 import { boundTurnText } from '../engine/final-text.js';
 import type { Assertion, Grading } from '../judge/types.js';
 import type { JobEvents, JobResult, TurnResult } from './types.js';
+import { droppedToolCalls, MAX_TOOL_CALLS_PER_TURN, MAX_TOOL_IO_CHARS_PER_TURN, TOOL_PREVIEW_CHARS } from './types.js';
+import { removePlantedLinks } from '../util/contain.js';
 import { gradingJson } from '../report/benchmark.js';
 import { jobJson } from '../report/result-json.js';
 import { priceResult } from '../cost/estimate.js';
 import { suiteEnvOf } from '../engine/env.js';
-import { redactUntracked, writeJson, writeText } from '../util/out.js';
+import { redactTextFileInPlace, redactUntracked, writeJson, writeText } from '../util/out.js';
 
 /** A skill ready to install: where it comes from and the folder name it gets. */
 export interface ResolvedSkill {
@@ -87,6 +89,7 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
     artifacts: [],
   };
   let ws: Workspace | undefined;
+  let kept: Transcript | undefined;
   try {
     const folderError = await folderReady;
     if (folderError) throw new Error(`cannot create the job folder ${outputDir}: ${folderError.message}`);
@@ -123,10 +126,20 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
     };
     const prepared = await adapter.prepare(ctx);
     const transcript: Transcript = { engine: job.engine, model: engineCfg.model.name, turns: [] };
+    kept = transcript;
     const turnEvents = events && { started: (i: number) => events.turnStarted(job, attempt, i), finished: (t: TurnResult) => events.turnFinished(job, attempt, t) };
     const verdict = await converse(job, adapter, ctx, prepared, transcript, result, deadline, turnEvents);
+    // Before skill-up's own writes into the job folder: no link an agent planted there is followed.
+    await unplant(outputDir, result, 'after the last turn');
     await writeJson(join(outputDir, 'transcript.json'), transcript);
-    result.artifacts = await collectArtifacts(ws.dir, c.collectArtifacts, join(outputDir, 'outputs', 'workspace'));
+    const skippedArtifacts: string[] = [];
+    result.artifacts = await collectArtifacts(ws.dir, c.collectArtifacts, join(outputDir, 'outputs', 'workspace'), {
+      destRoot: outputDir,
+      onSkip: (rel, why) => skippedArtifacts.push(`${rel} (${why})`),
+    });
+    if (skippedArtifacts.length) {
+      note(result, `${skippedArtifacts.length} artifact(s) not collected: ${skippedArtifacts.slice(0, 5).join(', ')}${skippedArtifacts.length > 5 ? ', …' : ''}`);
+    }
     const last = [...result.turns].reverse().find((t) => t.status === 'completed' || t.status === 'failed');
     result.finalMessage = last?.finalText ?? '';
     // A large answer is a preview here; the whole text stays in the one file that holds it.
@@ -166,7 +179,9 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   } finally {
     clearTimeout(deadlineTimer);
     env.signal.removeEventListener('abort', onRunAbort);
-    // Files an engine wrote into outputs/ by itself (codex's -o file, …): redacted in place.
+    // Graded: the raw engine output (stdout/stderr, spilled final texts, files an engine wrote
+    // into outputs/ by itself such as codex's -o file) is redacted in place now, never before.
+    await redactFinalTexts(outputDir, result, kept).catch(() => undefined);
     await redactUntracked(join(outputDir, 'outputs')).catch(() => undefined);
     // Removal is off the job's critical path: the result is recorded at once and the run
     // waits for every pending removal before it ends (JobEnv.cleanups).
@@ -184,6 +199,8 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
     result.status = 'skipped';
     result.reason = 'run interrupted';
   }
+  // Notes (planted links removed, artifacts skipped, tool calls dropped) are shown with the reason.
+  if (result.notes?.length) result.reason = [result.reason, ...result.notes].filter(Boolean).join('; ');
   result.durationMs = Date.now() - started;
   // Its cost: as reported, else estimated from its tokens and the price table (src/cost/estimate.ts).
   priceResult(result, engineCfg);
@@ -199,6 +216,28 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   return result;
 }
 
+/**
+ * Redacts in place each turn's final-text file (read by the judges as the agent wrote it) and
+ * makes the recorded byte lengths (`finalTextBytes`, `finalMessageBytes`) those of the redacted
+ * file, so "the file's first `bytes` bytes are the whole text" stays true; transcript.json is
+ * written again when a length changed. Called when the job is graded.
+ */
+async function redactFinalTexts(outputDir: string, result: JobResult, transcript: Transcript | undefined): Promise<void> {
+  let changed = false;
+  const done = new Map<string, number>();
+  for (const t of transcript?.turns ?? []) {
+    if (!t.finalTextFile || t.finalTextBytes === undefined) continue;
+    const before = t.finalTextBytes;
+    const after = done.get(t.finalTextFile) ?? (await redactTextFileInPlace(join(outputDir, t.finalTextFile), before));
+    done.set(t.finalTextFile, after);
+    if (after === before) continue;
+    changed = true;
+    t.finalTextBytes = after;
+    for (const r of result.turns) if (r.index === t.index && r.finalTextFile === t.finalTextFile) r.finalTextBytes = after;
+    if (result.finalMessageFile === t.finalTextFile) result.finalMessageBytes = after;
+  }
+  if (changed && transcript) await writeJson(join(outputDir, 'transcript.json'), transcript);
+}
 
 /**
  * Sends the case's turns. Returns a final Grading when the conversation itself decided the
@@ -245,6 +284,8 @@ async function converse(
     history.push(prompt);
     const remaining = deadline - Date.now();
     const timeoutMs = Math.min(spec.timeoutSeconds ? spec.timeoutSeconds * 1000 : Infinity, remaining);
+    // A link the agent planted (an earlier turn, or before) is removed before this turn writes raw output.
+    await unplant(ctx.outputDir, result, `before turn ${index}`);
     events?.started(index);
     let t: TranscriptTurn;
     try {
@@ -253,6 +294,7 @@ async function converse(
       events?.finished(emptyTurn(index, prompt, 'error', (e as Error).message));
       throw e;
     }
+    const dropped = boundToolCalls(t);
     // An engine prices the scripted model's made-up tokens at a real model's rates: that is
     // no cost anybody pays, so it is not reported.
     if (ctx.engine.model.provider === 'scripted') delete t.costUsd;
@@ -263,6 +305,10 @@ async function converse(
     result.skillsOffered = t.skillsListed || offered.size ? [...offered] : result.skillsOffered;
     accumulate(result, t);
     const turn = toTurnResult(t);
+    if (dropped) {
+      turn.toolCallsDropped = dropped;
+      note(result, `turn ${index}: ${dropped} tool call(s) past the first ${MAX_TOOL_CALLS_PER_TURN} were counted, not kept`);
+    }
     result.turns.push(turn);
     // The turn's status is final on every way out of this block (error, post-condition, capture).
     try {
@@ -315,6 +361,51 @@ function turnErrorReason(error: EngineError, index: number, caseSeconds: number,
   }
   if (error.kind === 'cancelled') return `turn ${index} cancelled: run interrupted`;
   return `${error.kind === 'api' ? 'engine API error' : 'engine error'} in turn ${index}: ${error.message}`;
+}
+
+/** Adds a note to the job (see JobResult.notes). */
+function note(result: JobResult, text: string): void {
+  (result.notes ??= []).push(text);
+}
+
+/**
+ * Removes every symbolic link (and hard-linked file name) planted in the job folder
+ * (src/util/contain.ts removePlantedLinks; skill-up makes none there), makes `outputs/` again
+ * if it was one, and notes what was removed.
+ */
+async function unplant(outputDir: string, result: JobResult, when: string): Promise<void> {
+  const removed = await removePlantedLinks(outputDir);
+  await mkdir(join(outputDir, 'outputs'), { recursive: true });
+  if (removed.length) {
+    note(result, `removed ${removed.length} symbolic or hard link(s) planted in the job folder ${when}: ${removed.slice(0, 5).join(', ')}${removed.length > 5 ? ', …' : ''}`);
+  }
+}
+
+/**
+ * Bounds what a turn keeps of its tool calls, for every engine: the first
+ * MAX_TOOL_CALLS_PER_TURN calls, and inputs plus outputs up to MAX_TOOL_IO_CHARS_PER_TURN
+ * characters in all (later calls keep a short preview). Returns how many calls were dropped,
+ * including those the engine's parser already counted without building (droppedToolCalls).
+ */
+function boundToolCalls(t: TranscriptTurn): number {
+  let dropped = droppedToolCalls.get(t.toolCalls) ?? 0;
+  if (t.toolCalls.length > MAX_TOOL_CALLS_PER_TURN) {
+    dropped += t.toolCalls.length - MAX_TOOL_CALLS_PER_TURN;
+    t.toolCalls = t.toolCalls.slice(0, MAX_TOOL_CALLS_PER_TURN);
+  }
+  let chars = 0;
+  const cut = (s: string) => `${s.slice(0, TOOL_PREVIEW_CHARS)}… [skill-up: cut, this turn's tool inputs and outputs exceed ${MAX_TOOL_IO_CHARS_PER_TURN} characters]`;
+  for (const c of t.toolCalls) {
+    const input = typeof c.input === 'string' ? c.input : (JSON.stringify(c.input) ?? '');
+    const size = input.length + (c.output?.length ?? 0);
+    if (chars + size > MAX_TOOL_IO_CHARS_PER_TURN) {
+      c.input = cut(input);
+      if (c.output !== undefined) c.output = cut(c.output);
+      chars += TOOL_PREVIEW_CHARS * 2;
+    } else chars += size;
+  }
+  if (dropped) (t as TranscriptTurn & { toolCallsDropped?: number }).toolCallsDropped = dropped;
+  return dropped;
 }
 
 function prefix(assertions: Assertion[], turn: number): Assertion[] {

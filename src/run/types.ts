@@ -6,6 +6,20 @@ import type { SkillActivation, TokenUsage, Variant } from '../engine/types.js';
 import type { Assertion, Status } from '../judge/types.js';
 import type { Job } from '../plan/plan.js';
 
+/** Most tool calls one turn keeps; later ones are counted (`toolCallsDropped`), not kept. */
+export const MAX_TOOL_CALLS_PER_TURN = 10_000;
+/** Most characters of tool inputs (as JSON) and outputs one turn keeps in total (16 Mi); later calls keep a short preview. */
+export const MAX_TOOL_IO_CHARS_PER_TURN = 16 * 1024 * 1024;
+/** Characters of a tool input or output kept as a preview once a turn's tool budget is spent. */
+export const TOOL_PREVIEW_CHARS = 200;
+
+/**
+ * Tool calls an engine's parser counted but did not build (past {@link MAX_TOOL_CALLS_PER_TURN}),
+ * keyed by the `toolCalls` array it returned (adapters pass that array on as is); src/run/job.ts
+ * reads it into `toolCallsDropped`.
+ */
+export const droppedToolCalls = new WeakMap<object, number>();
+
 /** One user turn's outcome inside a job. */
 export interface TurnResult {
   /** 1-based. */
@@ -26,6 +40,8 @@ export interface TurnResult {
   usage: TokenUsage;
   costUsd?: number;
   toolCalls: { name: string; input: unknown; isError?: boolean }[];
+  /** Tool calls past {@link MAX_TOOL_CALLS_PER_TURN} that were counted but not kept. */
+  toolCallsDropped?: number;
   skillActivations: SkillActivation[];
   /** Skills the engine offered the model in this turn, when observable. */
   skillsListed?: string[];
@@ -72,6 +88,11 @@ export interface JobResult {
   artifacts: string[];
   /** Absolute path of the job's workspace, when it was kept (`--keep-workspaces`). */
   workspace?: string;
+  /**
+   * What skill-up did about the job that is not a verdict (links planted in the job folder
+   * removed, artifacts skipped, tool calls dropped); also appended to `reason`.
+   */
+  notes?: string[];
 }
 
 /** A judge as the event log names it: its `id` (else its type), its type, its 1-based place in `judges`. */

@@ -2,12 +2,13 @@
  * Copies files a case asked for (`collect_artifacts`) out of a workspace into the job's
  * output folder.
  */
-import { lstat, mkdir, realpath, stat } from 'node:fs/promises';
+import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { globMatcher, walkTree } from '../skill/files.js';
-import { isInside } from '../util/contain.js';
+import { ContainmentError, isInside, mkdirNoFollow } from '../util/contain.js';
 import { copyRedacted } from '../util/out.js';
+import { redactor } from '../util/redact.js';
 
 /** Files larger than this (bytes) are skipped: 50 MB. */
 export const MAX_ARTIFACT_BYTES = 50 * 1024 * 1024;
@@ -20,20 +21,31 @@ export interface CollectOptions {
   maxBytes?: number;
   /** Told about every file that matched but was not copied, with the reason. */
   onSkip?: (rel: string, reason: string) => void;
+  /**
+   * The trusted folder `destDir` lies in (default `destDir` itself): every folder from here
+   * down to a copy's destination is created component by component and must be a real folder,
+   * never a symbolic link (an agent given the job folder could plant one).
+   */
+  destRoot?: string;
 }
 
 /**
  * Copies the workspace files matching `globs` to `destDir/<relative path>` and returns the
- * copied relative POSIX paths (sorted).
+ * copied relative POSIX paths (sorted), secrets in the path redacted (`[REDACTED]`) in both
+ * the destination and the returned list.
  *
  * Globs are picomatch syntax with `dot: true`, relative to the workspace; a glob naming a
  * folder selects everything under it. `.git/` (at any depth) and `.skill-up/` are never
  * collected. A symbolic link is collected as the file it points to when that is a regular
  * file inside the workspace, and skipped otherwise. Files over `maxBytes` (default 50 MB)
  * and files that vanish or cannot be read are skipped (reported through `onSkip`), never
- * thrown. A missing workspace yields `[]`.
+ * thrown. A file with more than one hard link is skipped too (its content may be a file from
+ * outside the workspace, linked in with `ln`). A destination folder that is a symbolic link
+ * (planted in the job folder) is never written through: that file is skipped. A missing
+ * workspace yields `[]`.
  *
- * @throws only when `destDir` cannot be created or written.
+ * @throws when `destDir` cannot be created or written, and GlobError (src/skill/files.ts) for a
+ * glob that is refused (extglob, groups, too many `*`: they would compile to a slow regex).
  */
 export async function collectArtifacts(
   workspaceDir: string,
@@ -43,6 +55,8 @@ export async function collectArtifacts(
 ): Promise<string[]> {
   const maxBytes = options.maxBytes ?? MAX_ARTIFACT_BYTES;
   const skip = options.onSkip ?? (() => undefined);
+  const destRoot = path.resolve(options.destRoot ?? destDir);
+  if (!isInside(destRoot, path.resolve(destDir))) throw new Error(`collect: ${destDir} is outside ${destRoot}`);
   const cleaned = globs.map((g) => g.trim().replace(/^(\.\/)+/, '')).filter((g) => g !== '');
   if (cleaned.length === 0) return [];
 
@@ -78,6 +92,10 @@ export async function collectArtifacts(
         skip(entry.rel, 'not a regular file');
         continue;
       }
+      if (st.nlink > 1) {
+        skip(entry.rel, `hard link (${st.nlink} links; its content may come from outside the workspace)`);
+        continue;
+      }
       if (st.size > maxBytes) {
         skip(entry.rel, `larger than ${formatBytes(maxBytes)} (${st.size} bytes)`);
         continue;
@@ -86,11 +104,27 @@ export async function collectArtifacts(
       skip(entry.rel, `cannot read: ${(e as Error).message}`);
       continue;
     }
-    const dst = path.join(destDir, entry.rel);
-    await mkdir(path.dirname(dst), { recursive: true });
+    // A secret in a file or folder NAME is redacted too (`name-<secret>.txt` → `name-[REDACTED].txt`).
+    const rel = redactor().redact(entry.rel);
+    if (rel !== entry.rel && copied.includes(rel)) {
+      skip(entry.rel, 'its name with secrets redacted is that of another collected file');
+      continue;
+    }
+    const dst = path.join(destDir, rel);
+    try {
+      await mkdirNoFollow(destRoot, path.relative(destRoot, path.dirname(dst)));
+    } catch (e) {
+      if (!(e instanceof ContainmentError)) throw e;
+      skip(entry.rel, `destination ${e.message}`);
+      continue;
+    }
     const existing = await lstat(dst).catch(() => undefined);
     if (existing?.isSymbolicLink()) {
       skip(entry.rel, 'destination is a symbolic link');
+      continue;
+    }
+    if (existing && existing.nlink > 1) {
+      skip(entry.rel, 'destination is a hard link (writing it would change another file)');
       continue;
     }
     try {
@@ -102,9 +136,9 @@ export async function collectArtifacts(
       }
       throw e;
     }
-    copied.push(entry.rel);
+    copied.push(rel);
   }
-  return copied;
+  return copied.sort();
 }
 
 /**

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { closest, distance } from 'fastest-levenshtein';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair } from 'yaml';
 import type { Diagnostic } from '../config/diagnostics.js';
-import { duplicateKeyMessage, duplicateKeys, YAML_PARSE_OPTIONS } from '../config/yaml-source.js';
+import { duplicateKeyMessage, duplicateKeys, structureProblem, YAML_PARSE_OPTIONS } from '../config/yaml-source.js';
+import { fileKind, fileKindProblem } from '../config/paths.js';
 
 /** The frontmatter fields the agentskills.io specification allows, in spec order. */
 export const SPEC_FIELDS = ['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'] as const;
@@ -51,6 +52,13 @@ export async function lintSkill(skillDir: string): Promise<SkillLintResult> {
     diagnostics.push({ file, line, col, path: field, message, severity: 'warning' });
 
   let text: string;
+  // stat, never open first: opening a FIFO (`mkfifo SKILL.md`) blocks until something writes to it.
+  const kind = fileKind(file);
+  if (kind === 'fifo' || kind === 'socket' || kind === 'device' || kind === 'loop') {
+    const problem = fileKindProblem(kind);
+    diagnostics.push({ file: dir, line: 0, col: 0, path: '', message: `SKILL.md ${problem}; a skill needs SKILL.md as a regular file`, severity: 'error' });
+    return { diagnostics };
+  }
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
@@ -73,6 +81,12 @@ export async function lintSkill(skillDir: string): Promise<SkillLintResult> {
     const pos = lineCounter.linePos(offset);
     return [pos.line + 1, pos.col];
   };
+  // Too deep a nesting, or a map as a key: the walks below would overflow or print a warning.
+  const structure = structureProblem(doc);
+  if (structure) {
+    error(...at(structure.offset), '', `YAML error in frontmatter: ${structure.message}`);
+    return { body, diagnostics };
+  }
   // The duplicate-key check of `yaml` is quadratic; config/yaml-source.ts has a linear one.
   const dups = duplicateKeys(doc).found;
   if (doc.errors.length > 0 || dups.length > 0) {

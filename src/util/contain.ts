@@ -5,7 +5,7 @@
  * judges' file reads), so they all mean the same thing by "inside".
  */
 import { constants } from 'node:fs';
-import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readlink, realpath, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 /** A path leaves the folder it must stay in. `message` says which path, and where it leads. */
@@ -93,4 +93,74 @@ export async function resolveInside(root: string, p: string, what = 'path'): Pro
 export async function openInside(root: string, p: string, what = 'path'): Promise<FileHandle> {
   const real = await resolveInside(root, p, what);
   return open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+}
+
+/** Most entries {@link removePlantedLinks} looks at in one folder tree. */
+export const MAX_LINK_SCAN_ENTRIES = 200_000;
+
+/**
+ * Removes (unlinks, never follows) every symbolic link under `dir`, `dir` itself included,
+ * and every file name under it whose file has more than one hard link, and returns their
+ * `dir`-relative POSIX paths (`.` for `dir`). skill-up creates no link in a job folder, so
+ * any link there was planted by an agent given `${output_dir}`: left in place, a later write
+ * by skill-up (response.md, raw output, collected artifacts) would go through a linked FOLDER
+ * to wherever it points, or truncate and rewrite a hard-linked file elsewhere. Unlinking a
+ * name never changes the file it shared. Folders are walked without following links; at
+ * most {@link MAX_LINK_SCAN_ENTRIES} entries are visited. A missing `dir` is nothing to do.
+ */
+export async function removePlantedLinks(dir: string): Promise<string[]> {
+  const removed: string[] = [];
+  const top = await lstat(dir).catch(() => undefined);
+  if (!top) return removed;
+  if (top.isSymbolicLink()) {
+    await unlink(dir);
+    return ['.'];
+  }
+  if (!top.isDirectory()) return removed;
+  let seen = 0;
+  const walk = async (abs: string, rel: string): Promise<void> => {
+    const entries = await readdir(abs, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      if (++seen > MAX_LINK_SCAN_ENTRIES) return;
+      const childRel = rel ? `${rel}/${e.name}` : e.name;
+      const child = path.join(abs, e.name);
+      if (e.isSymbolicLink()) {
+        await unlink(child).catch(() => undefined);
+        removed.push(childRel);
+      } else if (e.isDirectory()) await walk(child, childRel);
+      else if (e.isFile() && ((await lstat(child).catch(() => undefined))?.nlink ?? 1) > 1) {
+        await unlink(child).catch(() => undefined);
+        removed.push(childRel);
+      }
+    }
+  };
+  await walk(dir, '');
+  return removed;
+}
+
+/**
+ * Creates the folder `root/rel` one component at a time, refusing to go through anything
+ * that is not a real folder: an existing component that is a symbolic link (or a file) throws
+ * instead of being followed. `root` itself must not be a link. Returns the absolute path.
+ *
+ * @throws ContainmentError when a component is a link or not a folder; the `mkdir` error otherwise.
+ */
+export async function mkdirNoFollow(root: string, rel: string): Promise<string> {
+  let current = path.resolve(root);
+  const parts = ['', ...rel.split(/[\\/]/).filter((p) => p !== '' && p !== '.')];
+  for (const part of parts) {
+    if (part === '..') throw new ContainmentError(`folder \`${rel}\` leaves ${root}`, rel, path.resolve(root, rel));
+    if (part) current = path.join(current, part);
+    let st = await lstat(current).catch(() => undefined);
+    if (!st) {
+      await mkdir(current, part ? undefined : { recursive: true }).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EEXIST') throw e;
+      });
+      st = await lstat(current);
+    }
+    if (st.isSymbolicLink() || !st.isDirectory()) {
+      throw new ContainmentError(`\`${path.relative(root, current) || '.'}\` is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a folder'}; not written through`, rel, current);
+    }
+  }
+  return current;
 }

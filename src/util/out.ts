@@ -10,10 +10,12 @@
  * the custom agent's SessionInput), since their content comes from the suite itself.
  *
  * Files an engine writes into a job's `outputs/` folder by itself (codex's `-o` last-message
- * file, a custom agent writing into `${output_dir}`) are redacted in place by
- * {@link redactUntracked} when the job ends.
+ * file, a custom agent writing into `${output_dir}`), and the engine output skill-up captures
+ * RAW so that parsers and judges see the answer as the agent gave it (stdout/stderr, an HTTP
+ * answer, a spilled final text: {@link createRawWriteStream}), are redacted in place by
+ * {@link redactUntracked} when the job ends, after grading.
  */
-import { constants, createReadStream, createWriteStream, mkdirSync, writeFileSync, writeSync, type WriteStream } from 'node:fs';
+import { constants, createReadStream, createWriteStream, mkdirSync, openSync, writeFileSync, writeSync, type WriteStream } from 'node:fs';
 import { appendFile, copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Writable } from 'node:stream';
@@ -179,6 +181,56 @@ export class RedactingWriteStream extends Writable {
 /** Opens a {@link RedactingWriteStream} on `file`. */
 export function createRedactingWriteStream(file: string, opts: { flags?: string; mode?: number } = {}): RedactingWriteStream {
   return new RedactingWriteStream(file, opts);
+}
+
+/**
+ * Opens a plain (NOT redacting, not tracked) write stream on `file`, never through a symbolic
+ * link: for an engine's raw output (stdout, stderr, an HTTP answer, a spilled final text) that
+ * skill-up must parse and grade as the agent wrote it. Such files must live under the job's
+ * `outputs/` folder: {@link redactUntracked} redacts them in place when the job ends, after
+ * grading.
+ */
+export function createRawWriteStream(file: string, opts: { flags?: string; mode?: number } = {}): WriteStream {
+  const flags = opts.flags === undefined || opts.flags === 'w' ? WRITE_FLAGS : opts.flags === 'a' ? APPEND_FLAGS : opts.flags;
+  // Opened now, not on the next tick: a caller that opens before it starts an agent knows the
+  // file is not created through a link the agent plants meanwhile (src/engine/proc.ts).
+  let fd: number;
+  try {
+    fd = openSync(file, flags, opts.mode);
+  } catch {
+    return createWriteStream(file, { ...opts, flags }); // fails again, as an 'error' event
+  }
+  return createWriteStream(file, { fd });
+}
+
+/**
+ * Redacts in place a final-text file whose first `bytes` bytes are an answer (the rest, if any,
+ * trailing white space the answer leaves out), and returns the byte length of the redacted
+ * answer (so a recorded `finalTextBytes` can follow). The answer and the rest are redacted
+ * apart; a file over 64 MiB is streamed whole and the rest is taken as unchanged. A missing
+ * file, or no secret known: `bytes` unchanged.
+ */
+export async function redactTextFileInPlace(file: string, bytes: number): Promise<number> {
+  const r = redactor();
+  if (r.empty) return bytes;
+  const st = await stat(file).catch(() => undefined);
+  if (!st?.isFile()) return bytes;
+  const tmp = `${file}.redact-${process.pid}`;
+  if (st.size <= IN_MEMORY_BYTES) {
+    const data = await readFile(file);
+    const n = Math.min(bytes, data.length);
+    const [h0, r0] = [data.subarray(0, n), data.subarray(n)];
+    const head = r.redactBytes(h0);
+    const rest = r.redactBytes(r0);
+    if (head === h0 && rest === r0) return bytes;
+    await writeFile(tmp, Buffer.concat([head, rest]), { flag: WRITE_FLAGS });
+    await rename(tmp, file);
+    return head.length;
+  }
+  await pipeline(createReadStream(file), createRedactingWriteStream(tmp));
+  await rename(tmp, file);
+  tracked.delete(resolve(tmp));
+  return Math.max(0, bytes + ((await stat(file)).size - st.size));
 }
 
 /** Copies `from` to `to` with secrets redacted (a plain copy when no secret is known). */

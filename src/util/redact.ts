@@ -38,6 +38,59 @@ export const MIN_SECRET_LENGTH = 8;
 /** Names of credential-like variables. `AUTH` but not `AUTHOR` (`GIT_AUTHOR_NAME` is no secret). */
 const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH(?!OR)|COOKIE|PRIVATE|WEBHOOK|DSN)/i;
 
+/** Whole `_`-separated name parts that name a credential (`DB_PASS`, `MYSQL_PWD`, `PGPASS`, `SSHPASS`, …). */
+const SECRET_PART = /^(PASS|PWD|PGPASS|SSHPASS|SESSID|SESSIONID|SESSIONKEY)$/i;
+/** Names that are never credentials: the working directories, desktop-session descriptors. */
+const NOT_SECRET_NAME = /^(PWD|OLDPWD|DESKTOP_SESSION|GDMSESSION|XDG_SESSION_.*)$/i;
+
+/**
+ * True when a variable's name looks like a credential: a credential word anywhere in it (see
+ * `SECRET_NAME`), or a whole `_`/`-`/`.`-separated part such as `PASS`, `PWD`, `PGPASS`,
+ * `SSHPASS`, or `SESSION` as the last part or before `ID`/`KEY`/`TOKEN` (`SESSION_ID`,
+ * `APP_SESSION`). `PWD` and `OLDPWD` themselves are the working directory, never secrets;
+ * parts are matched whole, so `PASSAGE` or `COMPASS` are not.
+ */
+export function isSecretName(name: string): boolean {
+  if (NOT_SECRET_NAME.test(name)) return false;
+  if (SECRET_NAME.test(name)) return true;
+  const parts = name.split(/[_.-]+/).filter(Boolean);
+  return parts.some((p, i) => SECRET_PART.test(p) || (/^SESSION$/i.test(p) && (i === parts.length - 1 || /^(ID|KEY|TOKEN)$/i.test(parts[i + 1]!))));
+}
+
+/**
+ * A credential word ending a `_`/`-`/`.`-separated name part (`API_KEY`, `APIKEY`, `DB_PASS`,
+ * `GITHUB_TOKEN`), stricter than `SECRET_NAME`: `KEYNAME` or `TOKEN_PATH` are not.
+ */
+const CREDENTIAL_PART_END = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|PRIVATE|WEBHOOK|DSN|PASS|PWD|SESSION|SESSIONID|SESSID)S?$/i;
+
+/** True when some `_`/`-`/`.`-separated part of `name` ends in a credential word ({@link CREDENTIAL_PART_END}). */
+function isCredentialPartName(name: string): boolean {
+  if (NOT_SECRET_NAME.test(name)) return false;
+  return name.split(/[_.-]+/).some((p) => p !== '' && CREDENTIAL_PART_END.test(p));
+}
+
+/** A plain word or identifier: letters, `_`, `-`, `.` only (`with_skill`, `production`, `final_message`). */
+const PLAIN_WORD = /^[A-Za-z_.-]+$/;
+
+/**
+ * Whether a value the suite gives in `environment.env` / `engine.custom.env` (as expanded) is
+ * registered as a secret: always, unless it is a plain word or identifier ({@link PLAIN_WORD})
+ * under a name none of whose `_`-separated parts ends in a credential word (`KEY`, `TOKEN`,
+ * `SECRET`, `PASSWORD`, `PASS`, `PWD`, `AUTH`, `SESSION`, …) and without a credential shape
+ * ({@link valueSecrets}). `VARIANT_LABEL: with_skill` and `KEYNAME: final_message` are no
+ * secrets; `DB_PASS: hunter_two`, `APIKEY: abcdefghij` and `GREETING: "Hello, World"` are.
+ */
+export function suiteValueIsSecret(name: string, value: string): boolean {
+  if (!PLAIN_WORD.test(value)) return true;
+  return isCredentialPartName(name) || valueSecrets(value).length > 0;
+}
+
+/**
+ * skill-up's own structural words (variants, statuses, error kinds, the marker itself): never
+ * secrets, whoever registers them, or progress lines, job ids and result.json would break.
+ */
+const STRUCTURAL = /^(\[REDACTED\]|REDACTED|with_skill|without_skill|completed|cancelled|protocol|timeout|skipped|running|finished|passed|failed|error|scripted|undefined|null|true|false)$/i;
+
 /** Values that look like secrets by name but are placeholders skill-up itself uses. */
 const PLACEHOLDER = /^(dummy|skill-up-job:.*|skill-up-scripted)$/;
 
@@ -104,7 +157,7 @@ export function envSecrets(env: Record<string, string | undefined>): string[] {
   };
   for (const [name, value] of Object.entries(env)) {
     if (!value) continue;
-    if (SECRET_NAME.test(name)) add(value);
+    if (isSecretName(name)) add(value);
     for (const s of valueSecrets(value)) add(s);
   }
   return [...out];
@@ -159,9 +212,15 @@ function jsonBody(s: string): string {
 export function secretVariants(secret: string): string[] {
   const out = new Set<string>([secret]);
   const uri = encodeURIComponent(secret);
-  out.add(uri);
-  out.add(uri.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()));
-  out.add(uri.replace(/%20/g, '+'));
+  const lower = (u: string) => u.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+  // RFC 3986 strict (`!'()*` escaped too), Python's quote() (keeps `/`), quote_plus, encodeURI.
+  const strict = uri.replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const python = strict.replace(/%2F/g, '/');
+  for (const u of [uri, strict, python, encodeURI(secret)]) {
+    out.add(u);
+    out.add(lower(u));
+    out.add(u.replace(/%20/g, '+'));
+  }
   const j1 = jsonBody(secret);
   out.add(j1);
   out.add(jsonBody(j1));
@@ -173,6 +232,9 @@ export function secretVariants(secret: string): string[] {
   for (const b of base64Variants(Buffer.from(secret, 'utf8'))) out.add(b);
   return [...out].filter((v) => v.length >= MIN_SECRET_LENGTH || v === secret);
 }
+
+/** Object keys never redacted ({@link Redactor.redactValue}): identifiers, as skill-up's schema uses. */
+const SCHEMA_KEY = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 type TrieNode = { kids: Map<string, TrieNode>; end: boolean };
 
@@ -251,7 +313,7 @@ export class Redactor {
 
   /** Adds one secret value; returns whether it was taken (long enough, not a placeholder, new). */
   add(value: string | undefined): boolean {
-    if (!value || value.length < MIN_SECRET_LENGTH || PLACEHOLDER.test(value) || this.secrets.has(value)) return false;
+    if (!value || value.length < MIN_SECRET_LENGTH || PLACEHOLDER.test(value) || STRUCTURAL.test(value) || this.secrets.has(value)) return false;
     this.secrets.add(value);
     this.dirty = true;
     return true;
@@ -338,8 +400,10 @@ export class Redactor {
   }
 
   /**
-   * `value` with every string (object keys included) redacted, however deep. Returns `value`
-   * itself when nothing changed, so the common case allocates nothing.
+   * `value` with every string redacted, however deep. Object keys that are identifiers (letters,
+   * digits, `_`, `$`: skill-up's schema, and the names engines give) are never redacted; any
+   * other key is (an agent-chosen key such as a file name or a dashed token). Returns `value` itself
+   * when nothing changed, so the common case allocates nothing.
    */
   redactValue<T>(value: T): T {
     if (this.empty) return value;
@@ -357,7 +421,7 @@ export class Redactor {
       if (v && typeof v === 'object' && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)) {
         let changed = false;
         const entries = Object.entries(v).map(([k, x]) => {
-          const k2 = this.redact(k);
+          const k2 = SCHEMA_KEY.test(k) ? k : this.redact(k);
           const y = walk(x);
           if (k2 !== k || y !== x) changed = true;
           return [k2, y] as const;
@@ -371,15 +435,14 @@ export class Redactor {
 
   /**
    * `JSON.stringify(value, null, indent)` with no secret in it. The text is searched once; only
-   * when it holds a secret is the value redacted string by string (so JSON escapes stay whole)
-   * and serialised again.
+   * when it holds a secret is the value redacted string by string (so JSON escapes stay whole,
+   * and identifier keys, skill-up's schema, are never touched: see {@link redactValue}) and
+   * serialised again.
    */
   jsonText(value: unknown, indent?: number): string {
     const text = JSON.stringify(value, null, indent) ?? 'null';
     if (!this.has(text)) return text;
-    const clean = JSON.stringify(this.redactValue(JSON.parse(text)), null, indent);
-    // A secret spanning a key and a value (or a string and markup) is still caught here.
-    return this.redact(clean);
+    return JSON.stringify(this.redactValue(JSON.parse(text)), null, indent);
   }
 
   /**

@@ -32,6 +32,43 @@ function customSuite(local: string, extra: Record<string, string> = {}, custom =
   });
 }
 
+describe('YAML skill-up cannot read: too deep, or a collection as a key', () => {
+  const deep = (n: number) => `rules:\n  - when: {turn: 1}\n    reply: [{say: hi}]\nx:\n${Array.from({ length: n }, (_, i) => `${'  '.repeat(i + 1)}k${i}:`).join('\n')}\n`;
+
+  it('3000 levels of nested maps are one error at the file, not a stack overflow', () => {
+    const bag = new DiagnosticBag();
+    const src = parseYaml('/s/evals/eval.yaml', deep(3000), bag);
+    expect(src.ok).toBe(false);
+    expect(bag.items).toHaveLength(1);
+    expect(bag.items[0]!.message).toMatch(/^YAML error: maps and lists nested deeper than skill-up reads \((\d+\+ levels|more than 256 levels); at most 256\); flatten the structure$/);
+    expect(bag.items[0]!.line).toBeGreaterThan(1);
+  });
+
+  it('300 levels (parsed, past the limit) name the depth', () => {
+    const bag = new DiagnosticBag();
+    parseYaml('/s/evals/eval.yaml', deep(300), bag);
+    expect(bag.items.map((d) => d.message)).toEqual(['YAML error: maps and lists nested deeper than skill-up reads (257+ levels; at most 256); flatten the structure']);
+  });
+
+  it('a list as a key is an error, and yaml prints no process warning', () => {
+    const warn = vi.spyOn(process, 'emitWarning');
+    try {
+      const bag = new DiagnosticBag();
+      const src = parseYaml('/s/evals/eval.yaml', 'schema_version: v1alpha1\n? [a, b]\n: 1\n', bag);
+      expect(src.ok).toBe(false);
+      expect(bag.items.map((d) => [d.line, d.col, d.message])).toEqual([[2, 3, 'YAML error: a map key is a list (`? […]`); keys must be strings']]);
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('the scripted model file gets the same checks', () => {
+    expect(() => parseModelScript(deep(3000), 'model.yaml')).toThrow(/nested deeper than skill-up reads/);
+    expect(() => parseModelScript('rules: []\n? {a: 1}\n: 1\n', 'model.yaml')).toThrow(/a map key is a map/);
+  });
+});
+
 describe('YAML: linear duplicate-key check', () => {
   it('parses with the yaml package’s own (quadratic) check off', () => {
     expect(YAML_PARSE_OPTIONS.uniqueKeys).toBe(false);
@@ -449,7 +486,28 @@ describe('custom engine: templates, URL and workspace paths', () => {
 
   it('workspace-relative, ${workspace}-based and other templated paths are fine', async () => {
     await loadOk(customSuite('      command: ./evals/agent.sh\n      cwd: "${workspace}"\n      input_file: in/session.json\n      output_file: "${workspace}/out/result.json"\n'));
-    await loadOk(customSuite('      command: ./evals/agent.sh\n      cwd: "${skill_root}"\n'));
+    await loadOk(customSuite('      command: ./evals/agent.sh\n      cwd: "${workspace}/${kwargs.sub}"\n      output_file: "${kwargs.sub}/${case_id}.json"\n', {}, '    kwargs: {sub: out}\n'));
+    await loadOk(customSuite('      command: ./evals/agent.sh\n      cwd: "${skills_dir}"\n      input_file: "${SU_TEST_UNSET_DIR:-in}/session.json"\n'));
+  });
+
+  // What `run` refuses once the template is expanded (engines/custom/adapter.ts resolveInside), known at validate time.
+  it.each([
+    ['cwd: "${workspace}/${kwargs.up}"', 'engine.custom.local.cwd', 'working folder `cwd` `${workspace}/${kwargs.up}` expands to `${workspace}/..`, that is `/`, which is outside the agent\'s workspace'],
+    ['input_file: "${kwargs.up}/${kwargs.up}/tmp/pwn.json"', 'engine.custom.local.input_file', '`input_file` `${kwargs.up}/${kwargs.up}/tmp/pwn.json` expands to `../../tmp/pwn.json`, that is `/tmp/pwn.json`, which is outside the agent\'s workspace'],
+    ['output_file: "${kwargs.abs}"', 'engine.custom.local.output_file', '`output_file` `${kwargs.abs}` expands to `/tmp/pwn.json`, which is outside the agent\'s workspace'],
+    ['output_file: "${SU_TEST_OUTP}"', 'engine.custom.local.output_file', '`output_file` `${SU_TEST_OUTP}` expands to `../../../tmp/pwn.json`, that is `/tmp/pwn.json`, which is outside the agent\'s workspace'],
+    ['cwd: "${skill_root}"', 'engine.custom.local.cwd', 'working folder `cwd` `${skill_root}` is built from `${skill_root}`, the skill folder, which is never inside the agent\'s workspace'],
+    ['input_file: "${output_dir}/x.json"', 'engine.custom.local.input_file', '`input_file` `${output_dir}/x.json` is built from `${output_dir}`, the job\'s output folder, which is never inside the agent\'s workspace'],
+    ['cwd: "${home}/work"', 'engine.custom.local.cwd', 'working folder `cwd` `${home}/work` is built from `${home}`, the job\'s home folder, which is never inside the agent\'s workspace'],
+  ])('templated %s leaves the workspace: an error', async (line, field, start) => {
+    vi.stubEnv('SU_TEST_OUTP', '../../../tmp/pwn.json');
+    try {
+      const d = only(await loadErrors(customSuite(`      command: ./evals/agent.sh\n      ${line}\n`, {}, '    kwargs: {up: "..", abs: /tmp/pwn.json}\n')), /stay inside it/);
+      expect(d.path).toBe(field);
+      expect(d.message).toBe(`${start}; it must be relative to the agent's workspace and stay inside it (skill-up reads and writes it there)`);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 

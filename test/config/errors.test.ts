@@ -192,6 +192,23 @@ describe('case files', () => {
     expect(errors[1]!.message).toContain('also used at evals/cases/a.yaml:2:5');
   });
 
+  it('case ids differing only in letter case clash: their job folders would be one on macOS and Windows', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': MINIMAL_EVAL,
+      'evals/cases/a.yaml': 'id: Same\ninput: {prompt: a}\n',
+      'evals/cases/b.yaml': 'title: second\nid: same\ninput: {prompt: b}\n',
+    });
+    const errors = (await loadErrors(dir)).filter((d) => /duplicate case id/.test(d.message));
+    expect(errors.map((d) => [path.relative(dir, d.file), d.line, d.col])).toEqual([
+      ['evals/cases/a.yaml', 1, 5],
+      ['evals/cases/b.yaml', 2, 5],
+    ]);
+    expect(errors[0]!.message).toBe(
+      'duplicate case id `Same`; also used at evals/cases/b.yaml:2:5 (as `same`). Case ids must be unique in a suite, also ignoring letter case: their job folders would be the same folder on macOS and Windows',
+    );
+    expect(errors[1]!.message).toContain('also used at evals/cases/a.yaml:1:5 (as `Same`)');
+  });
+
   it('an id taken from the file name clashes with an explicit id', async () => {
     const dir = writeSkill({
       'evals/eval.yaml': MINIMAL_EVAL,

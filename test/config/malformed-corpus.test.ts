@@ -1,5 +1,6 @@
 /**
- * The malformed-input corpus (../shared/findings/malformed-inputs.md): one folder per suite
+ * The malformed-input corpus (../shared/findings/malformed-inputs.md, and the hostile review's
+ * FIFO, template, nesting and key findings): one folder per suite
  * that skill-up once mishandled, under test/fixtures/malformed/<id>/:
  *
  * - `demo-skill/`: the suite (SKILL.md, evals/…), copied into a temporary folder per test;
@@ -14,7 +15,7 @@
  * Each command must finish within a bound and never print a stack trace. Uses the built CLI
  * (dist/): build first.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -92,8 +93,8 @@ function cli(args: string[], cwd: string, env: Record<string, string>, seconds: 
 }
 
 describe('the malformed-input corpus', () => {
-  it('holds the 37 cases of the findings, each with a suite and expected.txt', () => {
-    expect(IDS).toHaveLength(37);
+  it('holds the 54 cases of the findings, each with a suite and expected.txt', () => {
+    expect(IDS).toHaveLength(54);
     for (const id of IDS) {
       expect(existsSync(path.join(CORPUS, id, 'demo-skill', 'SKILL.md')), id).toBe(true);
       expect(existsSync(path.join(CORPUS, id, 'expected.txt')), id).toBe(true);
@@ -112,6 +113,8 @@ describe('the malformed-input corpus', () => {
     expect(r.killed, `did not finish within ${bound} s: ${shown}`).toBe(false);
     expect(r.stderr, shown).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
     expect(r.stderr, shown).not.toMatch(/internal error/);
+    // A process warning of a dependency (`(node:123) Warning: Keys with collection values …`) is not a diagnostic.
+    expect(r.stderr, shown).not.toMatch(/\(node:\d+\) Warning/);
     expect(r.code, shown).toBe(expected.exit[command]);
     if (expected.exit[command] !== 2) return;
     for (const s of expected.substrings) expect(r.stderr, shown).toContain(s);
@@ -142,5 +145,18 @@ describe('the escape for a literal {{ (x-braces-jinja, fixed)', () => {
     expect(v.code, v.stderr).toBe(0);
     const r = await cli(['run', '.', '--output-dir', path.join(root, 'out')], skillDir, {}, BOUND_SECONDS * 2);
     expect(r.code, r.stderr + r.stdout).toBe(0);
+  });
+});
+
+describe('too few open files (`ulimit -n`) to load skill-up', () => {
+  it.for([20, 40, 60])('at ulimit -n %i, validate and run say so in one line and exit 3', { timeout: 60_000 }, async (n) => {
+    const { skillDir, root } = await prepare('trials-huge');
+    for (const args of [['validate', '.'], ['run', '.', '--output-dir', path.join(root, 'out')]]) {
+      const quoted = args.map((a) => `'${a}'`).join(' ');
+      const r = spawnSync('/bin/sh', ['-c', `ulimit -n ${n} && exec '${process.execPath}' '${BIN}' ${quoted}`], { cwd: skillDir, encoding: 'utf8', env: { ...process.env, CI: '1' } });
+      const shown = `ulimit -n ${n}, ${args[0]} (exit ${r.status}):\n${r.stderr}${r.stdout}`;
+      expect(r.status, shown).toBe(3);
+      expect(r.stderr, shown).toBe(`skill-up needs at least 64 open files (ulimit -n is ${n}); raise it with \`ulimit -n 1024\`\n`);
+    }
   });
 });

@@ -182,18 +182,20 @@ describe('environment.env', () => {
     resetRedactor(new Redactor());
     prepareSuiteEnv(
       suite({
-        env: { PASS: '${UNRELATED_LONG}', LIT: 'literal-suite-value', SHORT: 'short' },
+        env: { PASS: '${UNRELATED_LONG}', LIT: 'literal-suite-value-9', SHORT: 'short', VARIANT_LABEL: 'with_skill', LABEL: 'production', KEYNAME: 'final_message', DB_PASS: 'hunter_two' },
         custom: {
           env: { TOKEN: '${OPAQUE_REF}', WS: '${workspace}/sub', MIX: 'prefix-${OTHER_REF}' },
           http: { url: 'https://user:urlpass-1234@agent.example/run', headers: { authorization: 'Bearer ${HDR_TOKEN}' } },
         },
       }),
-      { ...PARENT, UNRELATED_LONG: 'passed-through-value', OPAQUE_REF: 'opaque-ref-value', OTHER_REF: 'other-ref-value', HDR_TOKEN: 'header-token-value' },
+      { ...PARENT, UNRELATED_LONG: 'passed-through-value', OPAQUE_REF: 'opaque-ref-value', OTHER_REF: 'other-ref-value-7', HDR_TOKEN: 'header-token-value' },
     );
     const r = redactor();
-    for (const v of ['passed-through-value', 'literal-suite-value', 'opaque-ref-value', 'prefix-other-ref-value', 'other-ref-value', 'Bearer header-token-value', 'header-token-value', 'urlpass-1234']) {
+    for (const v of ['passed-through-value', 'literal-suite-value-9', 'opaque-ref-value', 'prefix-other-ref-value-7', 'other-ref-value-7', 'Bearer header-token-value', 'header-token-value', 'urlpass-1234', 'hunter_two']) {
       expect(r.redact(`[${v}]`), v).toBe(`[${REDACTED}]`);
     }
     expect(r.redact('short /w/sub')).toBe('short /w/sub');
+    // Plain words under non-credential names are no secrets (and skill-up's own words never are).
+    expect(r.redact('with_skill production final_message')).toBe('with_skill production final_message');
   });
 });

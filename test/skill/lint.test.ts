@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -254,5 +255,40 @@ describe('lintSkill rules', () => {
     const r = await lintSkill(await skill('block', fm('name: block\ndescription: >\n  Folded text\n  over lines.')));
     expect(r.diagnostics).toEqual([]);
     expect(r.description).toBe('Folded text over lines.\n');
+  });
+});
+
+describe('lintSkill on SKILL.md that is not a regular file', () => {
+  test('a FIFO is reported without opening it (opening would block forever)', async () => {
+    const dir = path.join(tmp, 'fifo-skill');
+    await mkdir(dir, { recursive: true });
+    execFileSync('mkfifo', [path.join(dir, 'SKILL.md')]);
+    const r = await lintSkill(dir);
+    expect(errors(r).map((d) => [d.file, d.line, d.message])).toEqual([[dir, 0, 'SKILL.md is a FIFO (named pipe), not a regular file; a skill needs SKILL.md as a regular file']]);
+  });
+
+  test('a symbolic link loop is reported as one', async () => {
+    const dir = path.join(tmp, 'loop-skill');
+    await mkdir(dir, { recursive: true });
+    await symlink('SKILL.md', path.join(dir, 'SKILL.md'));
+    const r = await lintSkill(dir);
+    expect(errors(r)[0]!.message).toMatch(/^SKILL\.md is a symbolic link loop/);
+  });
+});
+
+describe('lintSkill on frontmatter skill-up cannot read', () => {
+  test('3000 levels of nested maps: one error at the file, no stack overflow', async () => {
+    let fields = 'name: deep\ndescription: x\nmetadata:\n';
+    for (let i = 1; i <= 3000; i++) fields += `${'  '.repeat(i)}k${i}:\n`;
+    const r = await lintSkill(await skill('deep', fm(fields)));
+    const e = errors(r);
+    expect(e).toHaveLength(1);
+    expect(e[0]!.line).toBeGreaterThan(1);
+    expect(e[0]!.message).toMatch(/^YAML error in frontmatter: maps and lists nested deeper than skill-up reads \((\d+\+ levels|more than 256 levels); at most 256\)/);
+  });
+
+  test('a list as a key is an error, not a process warning', async () => {
+    const r = await lintSkill(await skill('complex-key', fm('name: complex-key\ndescription: x\n? [a, b]\n: 1')));
+    expect(errors(r).map((d) => [d.line, d.col, d.message])).toEqual([[4, 3, 'YAML error in frontmatter: a map key is a list (`? […]`); keys must be strings']]);
   });
 });
