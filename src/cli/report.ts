@@ -44,7 +44,7 @@ Options:
 It also prints the run's outcome, pass rates, uplift and gates, as result.json records them.
 
 Exit codes: 0 reports written (the run's own verdict is not applied again), 2 the input is
-not a skill-up result.json or an option is wrong, 3 a requested format could not be written.
+not a skill-up result.json or an option is wrong, 3 a requested format could not be written, or the disk refused any (full, read-only).
 
 Examples:
   skill-up report my-skill-workspace/iteration-3/result.json
@@ -111,7 +111,8 @@ export async function reportCommand(argv: string[]): Promise<number> {
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
   let code = 0;
   for (const s of skipped) {
-    const asked = explicit.includes(s.format);
+    // A format asked for, or any the disk refused (a full disk must not exit 0), is an error.
+    const asked = explicit.includes(s.format) || s.io === true;
     process.stderr.write(`${asked ? 'error' : 'note'}: ${s.format} not written: ${s.reason}\n`);
     if (asked) code = 3;
   }

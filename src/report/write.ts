@@ -30,7 +30,7 @@ export interface WriteResult {
   /** Absolute paths of the report files written (per-run files of `benchmark` are not listed one by one). */
   written: string[];
   /** Formats requested but not written, with the reason (a builder that failed). */
-  skipped: { format: ReportFormat; reason: string }[];
+  skipped: { format: ReportFormat; reason: string; io?: boolean }[];
 }
 
 /** Every format this module knows, in the order they are written. */
@@ -143,7 +143,9 @@ export async function writeDocReports(dir: string, doc: ResultDoc, formats: read
     try {
       result.written.push(...(await writeFormat(dir, doc, format, secrets, sourceDir)));
     } catch (e) {
-      result.skipped.push({ format, reason: `could not be written: ${(e as Error).message}` });
+      // `io`: the disk refused it (ENOSPC, EACCES, EMFILE, …), as opposed to a builder that cannot make the format from this document.
+      const io = typeof (e as NodeJS.ErrnoException).code === 'string' && /^E[A-Z]+$/.test((e as NodeJS.ErrnoException).code!);
+      result.skipped.push({ format, reason: `could not be written: ${(e as Error).message}`, ...(io ? { io } : {}) });
     }
   }
   return result;

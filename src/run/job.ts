@@ -18,7 +18,7 @@ import { boundTurnText } from '../engine/final-text.js';
 import type { Assertion, Grading } from '../judge/types.js';
 import type { JobEvents, JobResult, TurnResult } from './types.js';
 import { droppedToolCalls, MAX_TOOL_CALLS_PER_TURN, MAX_TOOL_IO_CHARS_PER_TURN, TOOL_PREVIEW_CHARS } from './types.js';
-import { removePlantedLinks } from '../util/contain.js';
+import { removePlantedLinks, unlinkPlantedAncestors } from '../util/contain.js';
 import { gradingJson } from '../report/benchmark.js';
 import { jobJson } from '../report/result-json.js';
 import { priceResult } from '../cost/estimate.js';
@@ -59,7 +59,9 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   events?.jobStarted(job, attempt);
   const outputDir = join(env.iterationDir, job.id);
   // A job folder that cannot be made (out of descriptors, disk full, …) makes this job an error, not the run a crash.
-  const folderReady = mkdir(join(outputDir, 'outputs'), { recursive: true }).then(() => undefined, (e: Error) => e);
+  const folderReady = unlinkPlantedAncestors(env.iterationDir, job.id)
+    .then(() => mkdir(join(outputDir, 'outputs'), { recursive: true }))
+    .then(() => undefined, (e: Error) => e);
   const c = job.case;
   const deadline = c.timeoutSeconds > 0 ? started + c.timeoutSeconds * 1000 : Infinity;
   const jobAbort = new AbortController();

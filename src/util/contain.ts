@@ -164,3 +164,25 @@ export async function mkdirNoFollow(root: string, rel: string): Promise<string> 
   }
   return current;
 }
+
+/**
+ * Unlinks every symbolic link among the folders `root/a`, `root/a/b`, … leading to
+ * `root/<rel>` (never following one), so `mkdir -p` of a job folder cannot be sent elsewhere
+ * by a link an earlier agent planted at the iteration level (it was handed `${output_dir}`).
+ * Three `lstat` calls for a `<case>/<variant>/run-<k>` id. Returns the removed paths.
+ */
+export async function unlinkPlantedAncestors(root: string, rel: string): Promise<string[]> {
+  const removed: string[] = [];
+  let cur = root;
+  for (const part of rel.split('/').filter(Boolean)) {
+    cur = path.join(cur, part);
+    const st = await lstat(cur).catch(() => undefined);
+    if (!st) break;
+    if (st.isSymbolicLink()) {
+      await unlink(cur);
+      removed.push(cur);
+      break;
+    }
+  }
+  return removed;
+}

@@ -8,7 +8,7 @@
  * root); they are skipped otherwise.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -125,6 +125,38 @@ describe.skipIf(!CAN_MOUNT)('reports on a full disk (real tmpfs)', () => {
     }
     // One error line per report that could not be written (result.json at least).
     expect(r.stderr).toMatch(/error: (report format `json` not written|cannot write the reports)/);
+  }, 120_000);
+
+  it('`skill-up report` with no --format on a full disk exits 3 with error lines (a refused write is never a note)', async () => {
+    const skill = writeSkill({
+      'evals/agent.sh': ['#!/usr/bin/env bash', 'echo "the answer"', 'exit 0'].join('\n'),
+      'evals/eval.yaml': [
+        'schema_version: v1alpha1',
+        'environment: { type: none }',
+        'engine:',
+        '  name: plain',
+        '  custom:',
+        '    transport: local',
+        '    response_format: text',
+        '    local: { command: ./evals/agent.sh }',
+        'cases:',
+        '  inline:',
+        '    - id: one',
+        '      input: { prompt: hi }',
+        '      judges: [{ id: ans, type: rule_based, success: [{ output_contains: { all: ["answer"] } }] }]',
+      ].join('\n'),
+    });
+    const done = mkdtempSync(join(tmpdir(), 'su-enospc-src-'));
+    const first = await runCli(['run', skill, '--output-dir', done]);
+    expect(first.code, first.stderr).toBe(0);
+    const disk = tmpfs('5m')!;
+    mounts.push(disk);
+    cpSync(join(done, 'iteration-1'), join(disk, 'it'), { recursive: true });
+    fill(disk);
+    const r = await runCli(['report', join(disk, 'it')]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/^error: \w+ not written: could not be written: .*ENOSPC/m);
+    expect(r.stderr).not.toMatch(/^note: .*ENOSPC/m);
   }, 120_000);
 });
 

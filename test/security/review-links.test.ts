@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collectArtifacts } from '../../src/runtime/artifacts.js';
-import { removePlantedLinks } from '../../src/util/contain.js';
+import { removePlantedLinks, unlinkPlantedAncestors } from '../../src/util/contain.js';
 import { runCli, writeSkill } from '../cli/helpers.js';
 
 function victim(): string {
@@ -52,6 +52,24 @@ describe('removePlantedLinks', () => {
     expect(await removePlantedLinks(dir)).toEqual(['.']);
     expect(existsSync(dir)).toBe(false);
     expect(existsSync(v)).toBe(true);
+  });
+});
+
+describe('unlinkPlantedAncestors (a link an earlier agent planted at the iteration level)', () => {
+  it('unlinks a link standing where a later job folder goes, so mkdir -p cannot follow it', async () => {
+    const v = victim();
+    const iteration = mkdtempSync(join(tmpdir(), 'su-iter-'));
+    symlinkSync(v, join(iteration, 'c2'));
+    expect(await unlinkPlantedAncestors(iteration, 'c2/with_skill/run-1')).toEqual([join(iteration, 'c2')]);
+    expect(existsSync(join(iteration, 'c2'))).toBe(false);
+    expect(readdirSync(v)).toEqual([]);
+  });
+
+  it('leaves real folders alone and stops at the first missing one', async () => {
+    const iteration = mkdtempSync(join(tmpdir(), 'su-iter-'));
+    mkdirSync(join(iteration, 'c1', 'with_skill'), { recursive: true });
+    expect(await unlinkPlantedAncestors(iteration, 'c1/with_skill/run-1')).toEqual([]);
+    expect(existsSync(join(iteration, 'c1', 'with_skill'))).toBe(true);
   });
 });
 
