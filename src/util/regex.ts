@@ -13,7 +13,7 @@ import { RE2JS } from 're2js';
 /**
  * A user pattern compiled with RE2, usable where a `RegExp` is expected: `exec`, `test`,
  * `String.prototype.match`/`search`/`replace` (non-global) and `matchAll` all match with
- * RE2. `split` is refused (its JavaScript semantics would need a JavaScript engine).
+ * RE2, `split` included.
  *
  * `source` and `flags` are a JavaScript stand-in, not the pattern: an expression with the
  * same capture groups (numbered and named) that matches only the empty string, so code that
@@ -55,9 +55,32 @@ export class Re2RegExp extends RegExp {
     return this.re2.matchAll(String(text)) as unknown as RegExpStringIterator<RegExpExecArray>;
   }
 
-  /** Not supported: JavaScript's split semantics over RE2 matches are not implemented. */
-  override [Symbol.split](): string[] {
-    throw new TypeError(`split is not supported with the RE2 pattern /${this.pattern}/`);
+  /**
+   * `String.prototype.split` with RE2 matches and JavaScript's rules (ECMA-262
+   * RegExp.prototype[@@split]): an empty match at the start or end, or right after the
+   * previous match, does not split; capture groups are spliced in; `limit` caps the result.
+   */
+  override [Symbol.split](text: string, limit?: number): string[] {
+    const s = String(text);
+    const max = limit === undefined ? 2 ** 32 - 1 : limit >>> 0;
+    if (max === 0) return [];
+    if (s === '') return this.re2.test('') ? [] : [s];
+    const out: string[] = [];
+    let last = 0;
+    for (const m of this.re2.matchAll(s) as Iterable<RegExpExecArray>) {
+      const start = m.index;
+      const end = start + m[0].length;
+      if (m[0].length === 0 && (start === 0 || start >= s.length || start === last)) continue;
+      out.push(s.slice(last, start));
+      if (out.length >= max) return out;
+      for (let i = 1; i < m.length; i++) {
+        out.push(m[i]!);
+        if (out.length >= max) return out;
+      }
+      last = end;
+    }
+    out.push(s.slice(last));
+    return out;
   }
 
   /** `/pattern/`, as written. */

@@ -1,5 +1,5 @@
 /**
- * Bad input found from outside (../shared/findings/malformed-inputs.md), check by check: each
+ * Bad input found from outside (issue 10's list of malformed inputs), check by check: each
  * is reported once, at its file, line and field, with the right value in the message; and
  * large inputs stay fast (linear YAML parsing, bounded error lists).
  */

@@ -1,5 +1,5 @@
 /**
- * The malformed-input corpus (../shared/findings/malformed-inputs.md, and the hostile review's
+ * The malformed-input corpus (issue 10's list of malformed inputs, and the hostile review's
  * FIFO, template, nesting and key findings): one folder per suite
  * that skill-up once mishandled, under test/fixtures/malformed/<id>/:
  *

@@ -44,7 +44,25 @@ describe('compileRegex (RE2)', () => {
     expect([probe.length - 1, Object.keys(probe.groups ?? {})]).toEqual([3, ['value']]);
     expect(String(re)).toBe('/(a)(?P<value>b)(c)/');
     expect('xabc'.replace(re, '[$<value>]')).toBe('x[b]');
-    expect(() => 'abc'.split(re)).toThrow(/not supported/);
+    expect('xabcyabcz'.split(re)).toEqual(['x', 'a', 'b', 'c', 'y', 'a', 'b', 'c', 'z']);
+  });
+
+  it('splits like JavaScript does: empty matches at the edges and after a match do not split, groups are spliced, limit caps', () => {
+    const cases: [string, string, number?][] = [
+      ['', 'abc'],
+      [',', 'a,b,,c,'],
+      [',*', 'a,b,,c'],
+      ['x*', 'axxbxc'],
+      ['(,)', 'a,b'],
+      ['(-)|(\\+)', 'a-b+c'],
+      [',', 'a,b,c', 2],
+      ['z', ''],
+      ['', ''],
+      [',', 'a,b', 0],
+    ];
+    for (const [pattern, text, limit] of cases) {
+      expect(text.split(compileRegex(pattern), limit), `/${pattern}/ on ${JSON.stringify(text)}`).toEqual(text.split(new RegExp(pattern), limit));
+    }
   });
 
   it('says lookaround and backreferences are not RE2 syntax; plain mistakes keep the familiar message', () => {

@@ -1,6 +1,6 @@
 /**
  * The OpenAI Responses protocol module (Codex CLI 0.171.0) over the captured requests in
- * fixtures/codex/ (copies of ../shared/engines/samples/codex/ plus one full request from a
+ * fixtures/codex/ (captured Codex requests, as in engines/codex/samples/, plus one full request from a
  * real skill run against skill-up's server), the planner's Codex tool mapping, the SSE/JSON/
  * error rendering, and the server route. The real binary is driven in engines/codex/.
  */

@@ -160,9 +160,9 @@ describe('fixtures: symbolic links never lead out of the workspace', () => {
     const fx = join(skill, 'evals/fixtures/repo');
     await mkdir(join(fx, 'src'), { recursive: true });
     await writeFile(join(fx, 'src/app.py'), 'print(1)\n');
-    await mkdir(join(skill, 'evals/shared/data'), { recursive: true });
-    await writeFile(join(skill, 'evals/shared/data/table.csv'), 'a,b\n');
-    await writeFile(join(skill, 'evals/shared/notes.txt'), 'notes\n');
+    await mkdir(join(skill, 'evals/common/data'), { recursive: true });
+    await writeFile(join(skill, 'evals/common/data/table.csv'), 'a,b\n');
+    await writeFile(join(skill, 'evals/common/notes.txt'), 'notes\n');
     return { skill, fx };
   }
   const make = (fx: string, skillDir?: string) =>
@@ -199,8 +199,8 @@ describe('fixtures: symbolic links never lead out of the workspace', () => {
 
   it('copies what a link to elsewhere in the skill folder points to (a file, a folder), never a link into the skill', async () => {
     const { skill, fx } = await skillWithFixture();
-    await symlink('../../shared/notes.txt', join(fx, 'notes.txt'));
-    await symlink(join(skill, 'evals/shared/data'), join(fx, 'data'));
+    await symlink('../../common/notes.txt', join(fx, 'notes.txt'));
+    await symlink(join(skill, 'evals/common/data'), join(fx, 'data'));
     const ws = await make(fx, skill);
     expect((await stat(join(ws.dir, 'notes.txt'))).isFile()).toBe(true);
     expect(readlinkSafe(join(ws.dir, 'notes.txt'))).toBeUndefined();
@@ -217,7 +217,7 @@ describe('fixtures: symbolic links never lead out of the workspace', () => {
 
   it('without a skill folder, links must stay inside the fixture', async () => {
     const { fx } = await skillWithFixture();
-    await symlink('../../shared/notes.txt', join(fx, 'notes.txt'));
+    await symlink('../../common/notes.txt', join(fx, 'notes.txt'));
     await expect(make(fx)).rejects.toThrow(/holds a symbolic link notes\.txt to .*notes\.txt, outside the fixture/);
   });
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { binOverrideVar, findKnownEngine } from '../../src/engine/known.js';
 import { resolveEngineBinary } from '../../src/engine/resolve.js';
 
-/** Engine → the version skill-up's tests and examples pin (each tested here, see ../shared/engines). */
+/** Engine → the version skill-up's tests and examples pin (each tested here, see engines/<name>/README.md). */
 export const PINNED: Record<string, string> = {
   claude_code: '2.1.332',
   gemini_cli: '0.61.0',

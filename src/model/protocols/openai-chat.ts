@@ -1,8 +1,8 @@
 /**
  * OpenAI Chat Completions, as OpenCode (opencode-ai 1.18.33, through its bundled
  * `@ai-sdk/openai-compatible` provider) and Qwen Code (@qwen-code/qwen-code 0.24.4, through the
- * `openai` SDK) use it. Sources: ../shared/engines/opencode-gemini-qwen-docker.md §1 ("OpenAI Chat
- * Completions"), §2 and §4, and the captured requests
+ * `openai` SDK) use it. Sources: the engines' own documentation (engines/opencode, engines/qwen-code
+ * README.md) and the captured requests
  * `samples/opencode/request-2nd-call-trimmed.json` and `samples/qwen-code/request-2nd-call-trimmed.json`.
  *
  * Routes (matched on the path's end, so any base-URL prefix works; the query string is ignored):
