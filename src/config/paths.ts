@@ -2,7 +2,7 @@
  * Path rules of the format: files named relative to the skill root must exist and stay inside
  * it; paths inside the agent's workspace must be relative and must not climb out of it.
  */
-import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import type { Field } from './yaml-source.js';
 import { globError } from '../skill/files.js';
@@ -222,6 +222,34 @@ function printable(s: string): string {
   return s.replace(/[\u0000-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/**
+ * Calls `visit` with every entry below the folder `dir` that is not itself a folder (links are
+ * listed, never followed), at most `maxDepth` folders deep; unreadable folders are skipped.
+ * Nothing when `dir` is not a folder.
+ */
+function walkFolder(dir: string, visit: (ent: Dirent, abs: string) => void, maxDepth = Infinity): void {
+  const walk = (abs: string, depth: number) => {
+    if (depth > maxDepth) return;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const ent of entries) {
+      const child = path.join(abs, ent.name);
+      if (ent.isDirectory()) walk(child, depth + 1);
+      else visit(ent, child);
+    }
+  };
+  try {
+    if (!lstatSync(dir).isDirectory()) return;
+  } catch {
+    return;
+  }
+  walk(dir, 0);
+}
+
 /** Most symbolic links one folder check lists by name; the rest are counted. */
 const MAX_LINKS_LISTED = 5;
 
@@ -240,44 +268,25 @@ export function checkFolderSymlinks(field: Field, dir: string, skillDir: string,
   }
   const bad: string[] = [];
   let count = 0;
-  const walk = (abs: string) => {
-    let entries;
+  walkFolder(dir, (ent, child) => {
+    if (!ent.isSymbolicLink()) return;
+    let target: string;
     try {
-      entries = readdirSync(abs, { withFileTypes: true });
+      target = path.resolve(path.dirname(child), readlinkSync(child));
     } catch {
       return;
     }
-    for (const ent of entries) {
-      const child = path.join(abs, ent.name);
-      if (ent.isDirectory()) {
-        walk(child);
-        continue;
-      }
-      if (!ent.isSymbolicLink()) continue;
-      let target: string;
-      try {
-        target = path.resolve(path.dirname(child), readlinkSync(child));
-      } catch {
-        continue;
-      }
-      let real: string | undefined;
-      try {
-        real = realpathSync(child);
-      } catch {
-        // A dangling link: judged by where it points.
-      }
-      if (real !== undefined ? inside(root, real) : inside(skillDir, target) || inside(root, target)) continue;
-      real ??= target;
-      count++;
-      if (bad.length < MAX_LINKS_LISTED) bad.push(`\`${path.relative(dir, child).split(path.sep).join('/')}\` → ${real}`);
+    let real: string | undefined;
+    try {
+      real = realpathSync(child);
+    } catch {
+      // A dangling link: judged by where it points.
     }
-  };
-  try {
-    if (!lstatSync(dir).isDirectory()) return true;
-  } catch {
-    return true;
-  }
-  walk(dir);
+    if (real !== undefined ? inside(root, real) : inside(skillDir, target) || inside(root, target)) return;
+    real ??= target;
+    count++;
+    if (bad.length < MAX_LINKS_LISTED) bad.push(`\`${path.relative(dir, child).split(path.sep).join('/')}\` → ${real}`);
+  });
   if (count === 0) return true;
   const more = count > bad.length ? ` and ${count - bad.length} more` : '';
   field.error(
@@ -295,30 +304,12 @@ export function checkFolderSymlinks(field: Field, dir: string, skillDir: string,
 export function checkFolderSpecialFiles(field: Field, dir: string, what: string): boolean {
   const bad: string[] = [];
   let count = 0;
-  const walk = (abs: string, depth: number) => {
-    if (depth > 64) return;
-    let entries;
-    try {
-      entries = readdirSync(abs, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const ent of entries) {
-      const child = path.join(abs, ent.name);
-      if (ent.isDirectory()) walk(child, depth + 1);
-      else if (!ent.isFile() && !ent.isSymbolicLink()) {
-        count++;
-        const kind = ent.isFIFO() ? 'a FIFO' : ent.isSocket() ? 'a socket' : 'a device';
-        if (bad.length < MAX_LINKS_LISTED) bad.push(`\`${path.relative(dir, child).split(path.sep).join('/')}\` (${kind})`);
-      }
-    }
-  };
-  try {
-    if (!lstatSync(dir).isDirectory()) return true;
-  } catch {
-    return true;
-  }
-  walk(dir, 0);
+  walkFolder(dir, (ent, child) => {
+    if (ent.isFile() || ent.isSymbolicLink()) return;
+    count++;
+    const kind = ent.isFIFO() ? 'a FIFO' : ent.isSocket() ? 'a socket' : 'a device';
+    if (bad.length < MAX_LINKS_LISTED) bad.push(`\`${path.relative(dir, child).split(path.sep).join('/')}\` (${kind})`);
+  }, 64);
   if (count === 0) return true;
   const more = count > bad.length ? ` and ${count - bad.length} more` : '';
   field.error(
