@@ -6,11 +6,15 @@
 //         harness overhead per job (job wall time minus engine time, median and p95)
 //         and the peak RSS of the skill-up process.
 //   reports: every report format of 10,000 synthetic job results: time per format, file sizes.
+//   inputs: large and hostile inputs the tests check for correctness (a 64k-key YAML map,
+//         a 20 MB case file, RE2 on (a+)+$ against 1 MB): the time of each.
+//   html page: the 10,000-job report in Chromium (when installed): load, filter, open a case.
 //   stats: gates and verdicts by simulation through the CLI with a random agent (bench/stats.mjs):
 //         exit-code shares, verdict counts and PASS-vs-FAIL flips per scenario (BENCH_STATS_RUNS).
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+/* global document -- read only inside page.evaluate, which runs in Chromium */
 
 process.env.UV_THREADPOOL_SIZE ??= '16'; // as the skill-up executable does
 const { main } = await import('../dist/src/cli/main.js');
@@ -101,7 +105,7 @@ async function benchClaude() {
       DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_BUNDLED_SKILLS: '1',
     };
     const t0 = performance.now();
-    await new Promise((res, rej) => execFile(bin, ['-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--max-turns', '10', '--', prompt], { cwd: join(dir, 'ws'), env, maxBuffer: 64 << 20 }, (e) => (e ? rej(e) : res())).stdin?.end());
+    await new Promise((res, rej) => execFile(bin, ['-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--max-turns', '10', '--', prompt], { cwd: join(dir, 'ws'), env, maxBuffer: 64 << 20 }, (e) => (e ? rej(new Error('bare claude -p failed', { cause: e })) : res())).stdin?.end());
     bare.push(performance.now() - t0);
   }
   await server.close();
@@ -216,7 +220,81 @@ async function benchReports() {
   console.log(`all reports                   ${(total / 1000).toFixed(2)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s CPU  (target < 3 s; load average now ${(await import('node:os')).loadavg()[0].toFixed(1)})`);
   for (const f of files) console.log(`  ${f.slice(root.length + 1).padEnd(40)} ${kb(statSync(f).size)}`);
   console.log(`  per-run grading.json + eval_metadata.json: ${perRun} files, ${kb(perRunBytes)}`);
+  const html = files.find((f) => f.endsWith('.html'));
+  if (html) await benchHtmlPage(html);
   rmSync(root, { recursive: true, force: true });
+}
+
+// html page: the report of benchReports in headless Chromium (driven by playwright-core, at
+// SKILL_UP_CHROMIUM or /usr/bin/chromium; skipped when absent). Times the page's own work:
+// load to data-ready, then a status filter click and a case opened (handler and layout).
+async function benchHtmlPage(file) {
+  const chromiumPath = process.env.SKILL_UP_CHROMIUM ?? '/usr/bin/chromium';
+  const { existsSync } = await import('node:fs');
+  if (!existsSync(chromiumPath)) {
+    console.log(`  html page: not timed, no Chromium at ${chromiumPath}`);
+    return;
+  }
+  const { chromium } = await import('playwright-core');
+  const { pathToFileURL } = await import('node:url');
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  try {
+    const page = await browser.newPage();
+    const t0 = performance.now();
+    await page.goto(pathToFileURL(file).href);
+    await page.waitForSelector('html[data-ready="1"]', { timeout: 60_000 });
+    const loadMs = performance.now() - t0;
+    const timed = (selector) =>
+      page.evaluate((sel) => {
+        const t = performance.now();
+        document.querySelector(sel).click();
+        void document.body.offsetHeight; // force layout
+        return performance.now() - t;
+      }, selector);
+    const filterMs = await timed('#status-filter button[data-status="error"]');
+    await timed('#status-filter button[data-status="error"]');
+    const openMs = await timed('#rows tr.case:nth-child(151) .case-btn');
+    console.log(`html page in Chromium          loaded in ${loadMs.toFixed(0)} ms, status filter ${filterMs.toFixed(0)} ms, case opened in ${openMs.toFixed(0)} ms  (targets: 10 s, 2 s, 2 s; about 0.3 s each when idle)`);
+  } finally {
+    await browser.close();
+  }
+}
+
+// inputs: the large and hostile inputs of test/config/bad-input.test.ts and
+// test/judge/regex.test.ts, timed (the tests check only what comes out).
+async function benchInputs() {
+  const { DiagnosticBag } = await import('../dist/src/config/diagnostics.js');
+  const { parseYaml } = await import('../dist/src/config/yaml-source.js');
+  const { loadSuite } = await import('../dist/src/config/load.js');
+  const { compileRegex } = await import('../dist/src/util/regex.js');
+  console.log('\n== inputs: large and hostile ==');
+  const lines = ['big:'];
+  for (let i = 0; i < 64_000; i++) lines.push(`  k${i}: ${i}`);
+  lines.push('  k5: again');
+  let t = performance.now();
+  const bag = new DiagnosticBag();
+  parseYaml('/bench/big.yaml', lines.join('\n'), bag);
+  console.log(`64k-key map, repeated key     ${(performance.now() - t).toFixed(0)} ms, ${bag.items.length} diagnostic  (target < 5 s: linear)`);
+
+  const root = mkdtempSync(join(tmpdir(), 'skill-up-bench-inputs-'));
+  const skill = join(root, 'demo-skill');
+  mkdirSync(join(skill, 'evals/cases'), { recursive: true });
+  writeFileSync(join(skill, 'SKILL.md'), '---\nname: demo-skill\ndescription: A skill used only to benchmark config loading.\n---\n\n# Demo\n');
+  writeFileSync(join(skill, 'evals/eval.yaml'), 'schema_version: v1alpha1\ncases:\n  files: [evals/cases/*.yaml]\n');
+  const caseLines = ['input:', '  prompt: Summarise the files', 'context:', '  files:'];
+  for (let i = 0; i < 100_000; i++) caseLines.push(`    src/module_${String(i).padStart(6, '0')}/file.txt: "${'generated content '.repeat(9)}${i}"`);
+  const text = `${caseLines.join('\n')}\n`;
+  writeFileSync(join(skill, 'evals/cases/a.yaml'), text);
+  t = performance.now();
+  const { suite } = await loadSuite(skill, { cwd: skill });
+  console.log(`${(text.length / 1e6).toFixed(0)} MB case file load           ${(performance.now() - t).toFixed(0)} ms, ${Object.keys(suite.cases[0].context.files).length} workspace files  (target: seconds)`);
+  rmSync(root, { recursive: true, force: true });
+
+  const evil = compileRegex('(a+)+$');
+  const megabyte = `${'a'.repeat(1024 * 1024)}!`;
+  t = performance.now();
+  const matched = evil.test(`${'a'.repeat(40)}!`) || evil.exec(megabyte) !== null;
+  console.log(`RE2 (a+)+$ on 40 a + 1 MB     ${(performance.now() - t).toFixed(0)} ms, matched ${matched}  (target < 5 s: linear)`);
 }
 
 /** Pinned engine versions (as the tests' global set-up and the README table). */
@@ -245,7 +323,7 @@ async function benchEngines() {
   let i = 0;
   for (const name of Object.keys(PINNED)) {
     const out = join(root, `out-${i++}`);
-    const quiet = { write: process.stdout.write, err: process.stderr.write };
+    const quiet = { write: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
     process.stdout.write = () => true;
     process.stderr.write = () => true;
     let code;
@@ -268,4 +346,5 @@ await benchCore();
 if (!process.env.BENCH_SKIP_CLAUDE) await benchClaude();
 if (!process.env.BENCH_SKIP_ENGINES) await benchEngines();
 if (!process.env.BENCH_SKIP_REPORTS) await benchReports();
+if (!process.env.BENCH_SKIP_INPUTS) await benchInputs();
 if (!process.env.BENCH_SKIP_STATS) await (await import('./stats.mjs')).benchStats(main);

@@ -17,7 +17,7 @@ import { parseModelScript } from '../../src/model/script.js';
 import { startModelServer, type ModelServer } from '../../src/model/server.js';
 import { buildClaudeArgs, buildClaudeEnv, claudeCodeAdapter, decideError, normaliseAnthropicBaseUrl } from './adapter.js';
 import { parseStreamJson } from './parse.js';
-import { adapterTestCase, processesIn } from '../../test/support/engine.js';
+import { adapterTestCase } from '../../test/support/engine.js';
 
 const VERSION = '2.1.332';
 
@@ -113,7 +113,7 @@ async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 60_000, s
 describe('claude_code adapter (real binary, scripted model)', () => {
   beforeAll(async () => {
     // The global set-up (test/setup/claude.ts) installs the pinned binary and sets this.
-    binPath = process.env.SKILL_UP_CLAUDE_CODE_BIN;
+    binPath = process.env.SKILL_UP_CLAUDE_CODE_BIN ?? '';
     if (!binPath) throw new Error('SKILL_UP_CLAUDE_CODE_BIN is not set: run the tests through vitest.config.ts (its global set-up installs Claude Code)');
     server = await startModelServer({ script: parseModelScript(SCRIPT, 'adapter-test-script.yaml') });
     root = await mkdtemp(join(tmpdir(), 'skill-up-claude-test-'));
@@ -122,10 +122,6 @@ describe('claude_code adapter (real binary, scripted model)', () => {
   afterAll(async () => {
     await server?.close();
     if (root) await rm(root, { recursive: true, force: true });
-  });
-
-  it('check() reports the binary version', async () => {
-    await expect(claudeCodeAdapter.check!(engine())).resolves.toEqual({ version: VERSION });
   });
 
   it('one turn that writes a file', async () => {
@@ -157,34 +153,6 @@ describe('claude_code adapter (real binary, scripted model)', () => {
     expect(again.finalText).toBe(turn.finalText);
   });
 
-  it('a skill installed in .claude/skills is listed alone and activated through the Skill tool', async () => {
-    const ctx = await makeCtx({ skill: true });
-    const turn = await oneTurn(ctx, 'Please greet me');
-    expect(turn.error).toBeUndefined();
-    expect(turn.skillsListed).toEqual(['hello']);
-    // What the model itself was offered (the listing in the request's role:"system" message):
-    // only the skill under test — no bundled skills, no plugin-authoring.
-    const requests = server.requestsFor(turn.sessionId!);
-    expect(requests.length).toBe(3); // use_skill, write_file, final answer
-    for (const r of requests) expect(r.conversation?.skillsListed).toEqual(['hello']);
-    expect(turn.skillActivations).toEqual([{ skill: 'hello', via: 'Skill tool' }]);
-    expect(turn.toolCalls.map((c) => c.name)).toEqual(['Skill', 'Write']);
-    expect(turn.finalText).toBe('Greeted as the skill says.');
-    expect(await readFile(join(ctx.workspace, 'greeting.txt'), 'utf8')).toBe('Hello, World!\n');
-  });
-
-  it('without the skill, nothing is listed and the model falls through', async () => {
-    const ctx = await makeCtx({ skill: false });
-    const turn = await oneTurn(ctx, 'Please greet me');
-    expect(turn.error).toBeUndefined();
-    expect(turn.skillsListed).toEqual([]);
-    expect(turn.skillActivations).toEqual([]);
-    expect(turn.finalText).toBe("I don't know how to do that.");
-    const requests = server.requestsFor(turn.sessionId!);
-    expect(requests).toHaveLength(1);
-    expect(requests[0]!.conversation?.skillsListed).toEqual([]);
-  });
-
   it('two turns: the second resumes the first session', async () => {
     const ctx = await makeCtx();
     const prepared = await claudeCodeAdapter.prepare(ctx);
@@ -208,16 +176,6 @@ describe('claude_code adapter (real binary, scripted model)', () => {
     expect(t2.costUsd! + t1.costUsd!).toBeCloseTo(raw2.totalCostUsd!, 8);
   });
 
-  it('an HTTP 500 from the model is an api error carrying the API message', async () => {
-    const ctx = await makeCtx();
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, 'please fail now');
-    expect(performance.now() - t0).toBeLessThan(15_000); // CLAUDE_CODE_MAX_RETRIES=0: no backoff
-    expect(turn.error?.kind).toBe('api');
-    expect(turn.error?.message).toContain('scripted failure for the adapter test');
-    expect(turn.exitCode).toBe(1);
-  });
-
   it('max turns reached is a protocol error', async () => {
     const ctx = await makeCtx({ maxTurns: 2 });
     const turn = await oneTurn(ctx, 'loop forever');
@@ -225,55 +183,6 @@ describe('claude_code adapter (real binary, scripted model)', () => {
     expect(turn.toolCalls.length).toBeGreaterThanOrEqual(1);
   });
 
-  it('a model that never answers is a timeout within the limit, leaving no process behind', async () => {
-    const ctx = await makeCtx();
-    const marker = `be slow ${Date.now()}`;
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, marker, 2_500);
-    const elapsed = performance.now() - t0;
-    expect(turn.error?.kind).toBe('timeout');
-    expect(turn.exitCode).toBeNull();
-    expect(elapsed).toBeLessThan(2_500 + 2_000 + 3_000); // limit + SIGKILL grace + slack
-    await new Promise((r) => setTimeout(r, 200));
-    expect(processesIn(ctx.workspace, marker)).toEqual([]);
-  });
-
-  it('an abort signal cancels the turn and kills the process group', async () => {
-    const ac = new AbortController();
-    const ctx = await makeCtx({ signal: ac.signal });
-    const marker = `be slow cancel ${Date.now()}`;
-    setTimeout(() => ac.abort(), 1_000);
-    const turn = await oneTurn(ctx, marker, 60_000);
-    expect(turn.error?.kind).toBe('cancelled');
-    await new Promise((r) => setTimeout(r, 200));
-    expect(processesIn(ctx.workspace, marker)).toEqual([]);
-  });
-
-  it('a missing binary is reported as kind "missing"', async () => {
-    const saved = process.env.SKILL_UP_CLAUDE_CODE_BIN;
-    process.env.SKILL_UP_CLAUDE_CODE_BIN = join(root, 'no-such-claude');
-    try {
-      const ctx = await makeCtx();
-      const turn = await oneTurn(ctx, 'write hello');
-      expect(turn.error?.kind).toBe('missing');
-      expect(turn.error?.message).toContain('SKILL_UP_CLAUDE_CODE_BIN');
-      await expect(claudeCodeAdapter.check!(engine())).rejects.toThrow(/no such executable/);
-    } finally {
-      if (saved === undefined) delete process.env.SKILL_UP_CLAUDE_CODE_BIN;
-      else process.env.SKILL_UP_CLAUDE_CODE_BIN = saved;
-    }
-  });
-
-  it('a prompt starting with "-" is a prompt, not an option', async () => {
-    const ctx = await makeCtx();
-    const turn = await oneTurn(ctx, '--write hello now');
-    expect(turn.error).toBeUndefined();
-    expect(turn.finalText).toBe('Wrote hello.txt');
-  });
-
-  it('the binary under test is the one resolved', () => {
-    expect(existsSync(binPath)).toBe(true);
-  });
 });
 
 describe('claude_code adapter (pure parts)', () => {
@@ -343,7 +252,7 @@ describe('claude_code adapter (pure parts)', () => {
   it('error precedence: start failure, timeout, cancel, stream error, exit code, missing result', () => {
     const ok = parseStreamJson('{"type":"result","is_error":false,"result":"x","session_id":"s"}');
     const none = parseStreamJson('');
-    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
+    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1, stdoutBytes: 0, stderrBytes: 0 };
     expect(decideError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
     expect(decideError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
     expect(decideError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');

@@ -46,6 +46,15 @@ describe('claude-code samples', () => {
     expect(s.hasResult).toBe(name !== 'include-partial-messages.stream.jsonl');
   });
 
+  it('the init line gives the tools offered and the permission mode; without one they are unknown', () => {
+    const s = parseStreamJson(sample('skill-tool.stream.jsonl'));
+    expect(s.permissionMode).toBe('bypassPermissions');
+    expect(s.toolsOffered).toEqual(expect.arrayContaining(['Task', 'Bash', 'Skill']));
+    const none = parseStreamJson(JSON.stringify({ type: 'result', subtype: 'success', result: 'x', session_id: 's' }));
+    expect(none.toolsOffered).toBeUndefined();
+    expect(none.permissionMode).toBeUndefined();
+  });
+
   it('turn1-write: Write call paired with its result, usage, cost, skills listed', () => {
     const s = parseStreamJson(sample('turn1-write.stream.jsonl'));
     expect(s.sessionId).toBe('082396b3-b72a-4980-aed6-e4682023c9b7');

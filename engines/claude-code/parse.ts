@@ -52,6 +52,10 @@ export interface ClaudeStreamSummary {
    * (local commands such as `doctor` that are never listed to the model). Undefined without an
    * init line. */
   skillsListed?: string[];
+  /** Tools offered to the model: the init line's `tools`, in its order. Undefined without an init line. */
+  toolsOffered?: string[];
+  /** The init line's `permissionMode` (e.g. `bypassPermissions`). Undefined without one. */
+  permissionMode?: string;
   /** Tokens of this invocation (`result.usage`; see `usageSource`). */
   usage: TokenUsage;
   /** `result` when read from the result line; `messages` when summed from assistant snapshots
@@ -304,6 +308,8 @@ export class StreamJsonParser {
       toolCalls,
       skillActivations,
       skillsListed,
+      ...(init && Array.isArray(init.tools) ? { toolsOffered: init.tools.filter((t): t is string => typeof t === 'string') } : {}),
+      ...(init && str(init.permissionMode) ? { permissionMode: str(init.permissionMode) } : {}),
       usage,
       usageSource,
       costUsd,

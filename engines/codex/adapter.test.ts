@@ -129,10 +129,6 @@ describe('codex adapter (real binary, scripted model)', () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  it('check() reports the binary version', async () => {
-    await expect(codexAdapter.check!(engine())).resolves.toEqual({ version: VERSION });
-  });
-
   it('one turn that writes a file through apply_patch', async () => {
     const ctx = await makeCtx();
     const t0 = performance.now();
@@ -177,22 +173,6 @@ describe('codex adapter (real binary, scripted model)', () => {
     expect(turn.finalText).toBe('Ran: run a command for me');
   });
 
-  it('a skill in .agents/skills is listed alone and activated by reading its SKILL.md', async () => {
-    const ctx = await makeCtx({ skill: true });
-    const turn = await oneTurn(ctx, 'Please greet me');
-    expect(turn.error).toBeUndefined();
-    expect(turn.skillsListed).toEqual(['hello']);
-    const requests = server.requestsFor(turn.sessionId!);
-    expect(requests.length).toBe(3); // use_skill (shell read), write_file (apply_patch), final answer
-    for (const r of requests) expect(r.conversation?.skillsListed).toEqual(['hello']);
-    expect(requests[0]!.reply?.blocks[0]).toMatchObject({ name: 'exec_command', input: { cmd: `cat '${join(ctx.workspace, '.agents/skills/hello/SKILL.md')}'` } });
-    expect(turn.skillActivations).toEqual([{ skill: 'hello', via: 'read SKILL.md' }]);
-    expect(turn.toolCalls.map((c) => c.name)).toEqual(['command_execution', 'file_change']);
-    expect(turn.toolCalls[0]!.output).toContain('name: hello');
-    expect(turn.finalText).toBe('Greeted as the skill says.');
-    expect(await readFile(join(ctx.workspace, 'greeting.txt'), 'utf8')).toBe('Hello, World!\n');
-  });
-
   it('a skill in .codex/skills is found too', async () => {
     const ctx = await makeCtx({ skill: true, skillDir: '.codex/skills' });
     const turn = await oneTurn(ctx, 'Please greet me');
@@ -210,18 +190,6 @@ describe('codex adapter (real binary, scripted model)', () => {
     expect(turn.skillActivations).toEqual([{ skill: 'hello', via: '$skill mention' }]);
     // The pasted <skill> block is engine-injected context, not a second prompt.
     expect(server.requestsFor(turn.sessionId!)[0]!.conversation).toMatchObject({ turn: 1, prompt: '$hello say something' });
-  });
-
-  it('without the skill, nothing is listed and the model falls through', async () => {
-    const ctx = await makeCtx({ skill: false });
-    const turn = await oneTurn(ctx, 'Please greet me');
-    expect(turn.error).toBeUndefined();
-    expect(turn.skillsListed).toEqual([]);
-    expect(turn.skillActivations).toEqual([]);
-    expect(turn.finalText).toBe("I don't know how to do that.");
-    const requests = server.requestsFor(turn.sessionId!);
-    expect(requests).toHaveLength(1);
-    expect(requests[0]!.conversation?.skillsListed).toEqual([]);
   });
 
   it('two turns: the second resumes the first thread and sees it; tokens are per turn', async () => {
@@ -255,36 +223,11 @@ describe('codex adapter (real binary, scripted model)', () => {
     expect(t2.usage.input).toBeLessThan(raw2.cumulativeUsage!.input_tokens);
   });
 
-  it('an HTTP 500 from the model is an api error carrying the scripted message, fast', async () => {
-    const ctx = await makeCtx();
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, 'please fail now');
-    expect(performance.now() - t0).toBeLessThan(15_000); // retries are 0: no back-off
-    expect(turn.error?.kind).toBe('api');
-    expect(turn.error?.message).toContain('scripted failure for the adapter test');
-    expect(turn.exitCode).toBe(1);
-    expect(server.requestsFor(ctx.jobId!)).toHaveLength(1); // not retried
-  });
-
   it('an HTTP 400 is an api error carrying the message too', async () => {
     const ctx = await makeCtx();
     const turn = await oneTurn(ctx, 'bad request now');
     expect(turn.error?.kind).toBe('api');
     expect(turn.error?.message).toContain('scripted bad request');
-  });
-
-  it('a model that never answers is a timeout within the limit, leaving no process behind', async () => {
-    const ctx = await makeCtx();
-    const marker = `be slow ${Date.now()}`;
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, marker, 2_500);
-    const elapsed = performance.now() - t0;
-    expect(turn.error?.kind).toBe('timeout');
-    expect(turn.error?.message).toMatch(/timed out after 2\.5 s/);
-    expect(turn.exitCode).toBeNull();
-    expect(elapsed).toBeLessThan(2_500 + 2_000 + 3_000); // limit + SIGKILL grace + slack
-    await new Promise((r) => setTimeout(r, 200));
-    expect(processesIn(ctx.workspace, marker)).toEqual([]);
   });
 
   it('an unreachable endpoint (codex retries forever) ends at the time limit', async () => {
@@ -293,39 +236,6 @@ describe('codex adapter (real binary, scripted model)', () => {
     const turn = await oneTurn(ctx, 'write hello please', 3_000);
     expect(turn.error?.kind).toBe('timeout');
     expect(processesIn(ctx.workspace, 'never-matches')).toEqual([]);
-  });
-
-  it('an abort signal cancels the turn and kills the process group', async () => {
-    const ac = new AbortController();
-    const ctx = await makeCtx({ signal: ac.signal });
-    const marker = `be slow cancel ${Date.now()}`;
-    setTimeout(() => ac.abort(), 1_000);
-    const turn = await oneTurn(ctx, marker, 60_000);
-    expect(turn.error?.kind).toBe('cancelled');
-    await new Promise((r) => setTimeout(r, 200));
-    expect(processesIn(ctx.workspace, marker)).toEqual([]);
-  });
-
-  it('a missing binary is reported as kind "missing"', async () => {
-    const saved = process.env.SKILL_UP_CODEX_BIN;
-    process.env.SKILL_UP_CODEX_BIN = join(root, 'no-such-codex');
-    try {
-      const ctx = await makeCtx();
-      const turn = await oneTurn(ctx, 'write hello');
-      expect(turn.error?.kind).toBe('missing');
-      expect(turn.error?.message).toContain('SKILL_UP_CODEX_BIN');
-      await expect(codexAdapter.check!(engine())).rejects.toThrow(/no such executable/);
-    } finally {
-      if (saved === undefined) delete process.env.SKILL_UP_CODEX_BIN;
-      else process.env.SKILL_UP_CODEX_BIN = saved;
-    }
-  });
-
-  it('a prompt starting with "-" is a prompt, not an option', async () => {
-    const ctx = await makeCtx();
-    const turn = await oneTurn(ctx, '--write hello now');
-    expect(turn.error).toBeUndefined();
-    expect(turn.finalText).toBe('Wrote hello.txt');
   });
 
   it('a model name codex does not know still works (shell writes instead of apply_patch)', async () => {
@@ -352,9 +262,6 @@ describe('codex adapter (real binary, scripted model)', () => {
     expect(parseCodexJson(String(r.stdout)).finalText).toBe('Wrote hello.txt');
   });
 
-  it('the binary under test is the one resolved', () => {
-    expect(existsSync(binPath)).toBe(true);
-  });
 });
 
 describe('codex adapter (pure parts)', () => {
@@ -436,7 +343,7 @@ describe('codex adapter (pure parts)', () => {
     const none = parseCodexJson('');
     const hang = parseCodexJson('{"type":"error","message":"Reconnecting... waiting for network (x)"}');
     const failed = parseCodexJson('{"type":"turn.failed","error":{"message":"boom"}}');
-    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
+    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1, stdoutBytes: 0, stderrBytes: 0 };
     expect(decideError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
     expect(decideError({ ...base, exitCode: null, timedOut: true }, hang, 1000, '')).toEqual({
       kind: 'timeout',

@@ -8,29 +8,16 @@
  * `OPENAI_BASE_URL`). The exact command line and environment are in README.md beside this
  * file; the facts behind them are in shared/engines/claude-code-and-codex.md §1, §3 and §5.
  */
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineConfig } from '../../src/config/types.js';
-import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
-import { checkEngineBinary, feedLines, processError, resolveForJob } from '../../src/engine/turn.js';
-import {
-  EngineUnavailable,
-  blankTurn,
-  type EngineAdapter,
-  type EngineContext,
-  type EngineError,
-  type TranscriptTurn,
-  type TurnRequest,
-} from '../../src/engine/types.js';
-import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
+import type { ProcResult } from '../../src/engine/proc.js';
+import { feedLines } from '../../src/engine/turn.js';
+import { cliEngine, decideTurnError, isScripted, isolatedEnv, noServer, scriptedApiKey, type CliEngineSpec, type ErrorFacts, type ProcessEnv } from '../../src/engine/cli-engine.js';
+import type { EngineContext, EngineError, TranscriptTurn } from '../../src/engine/types.js';
 import { CodexJsonParser, RolloutParser, type CodexStreamSummary, type CodexUsage } from './parse.js';
 import { textFromFile, turnTextFields } from '../../src/engine/final-text.js';
-
-/** npm package and executable name (also in src/engine/known.ts). */
-export const CODEX_NPM_PACKAGE = '@openai/codex';
-export const CODEX_BIN = 'codex';
+import { codex } from './index.js';
 
 /** Model slug used with the scripted model when `engine.model.name` is unset: a slug codex
  * 0.171.0 knows, so it offers its full tool set (`apply_patch` included) and prints no
@@ -46,41 +33,22 @@ const MAX_ARGV_PROMPT_BYTES = 100_000;
 /** Variables removed when the model is scripted: each could route auth or traffic elsewhere. */
 const NON_SCRIPTED_ROUTING_VARS = ['CODEX_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_ORGANIZATION', 'OPENAI_ORG_ID', 'OPENAI_PROJECT'];
 
-/**
- * What `codex` receives of skill-up's environment besides the common base (src/engine/env.ts):
- * with a real model `OPENAI_*`, `CODEX_*` and `AZURE_OPENAI_*`; with the scripted model nothing more.
- */
-export const CODEX_ENV_ALLOW: EnvAllowList = {
-  realModel: [/^OPENAI_/, /^CODEX_/, /^AZURE_OPENAI_/],
-};
-
-/** Per-job state made by `prepare`. */
-export interface CodexPrepared {
-  /** Absolute path of the `codex` executable; unset when it could not be resolved. */
-  bin?: string;
-  binSource?: 'env' | 'path' | 'cache';
-  /** Why the engine cannot run (every turn then ends with an error of kind `missing`). */
-  missing?: string;
+/** Codex's per-job state (besides the executable, see `CliPrepared`). */
+export interface CodexState {
   /** The complete environment of every `codex` process of the job (no secret is written to a file). */
-  env: Record<string, string | undefined>;
+  env: ProcessEnv;
   /** `CODEX_HOME` of the job: `<homeDir>/codex-home`. */
   codexHome: string;
-  scripted: boolean;
   /** `--dangerously-bypass-approvals-and-sandbox` on every turn (`engine.kwargs.bypass_sandbox`). */
   bypassSandbox: boolean;
-  /** Thread id → its last `turn.completed.usage` (cumulative), to make tokens per turn. */
-  usageByThread: Map<string, CodexUsage>;
+  /** The running turn's rollout file before it started and that file's size then (bytes). */
+  rolloutBefore?: { file?: string; offset: number };
 }
 
 /** Appends `/v1` unless the URL already ends with a version segment: codex POSTs `<base_url>/responses`. */
 export function codexBaseUrl(url: string, scripted: boolean): string {
   const u = url.replace(/\/+$/, '');
   return scripted && !/\/v\d+$/.test(u) ? `${u}/v1` : u;
-}
-
-/** True when `engine.model.provider` is `scripted`. */
-export function isScripted(engine: EngineConfig): boolean {
-  return engine.model.provider === 'scripted';
 }
 
 /** `engine.kwargs.bypass_sandbox` is `true`/`1`/`yes`. */
@@ -111,7 +79,7 @@ function tomlString(s: string): string {
  */
 export function buildCodexConfig(ctx: EngineContext, opts: { bypassSandbox?: boolean } = {}): string {
   const scripted = isScripted(ctx.engine);
-  if (scripted && !ctx.modelBaseUrl) throw new EngineUnavailable('codex: engine.model.provider is "scripted" but no scripted model server was started');
+  if (scripted && !ctx.modelBaseUrl) throw noServer(codex.name);
   const baseUrl = scripted ? codexBaseUrl(ctx.modelBaseUrl!, true) : codexBaseUrl(ctx.engine.model.baseUrl ?? 'https://api.openai.com/v1', false);
   const model = ctx.engine.model.name ?? (scripted ? CODEX_SCRIPTED_DEFAULT_MODEL : undefined);
   const lines = [
@@ -146,26 +114,19 @@ export function buildCodexConfig(ctx: EngineContext, opts: { bypassSandbox?: boo
 
 /**
  * The environment of one job's `codex` processes: the allow-listed part of `ctx.baseEnv`
- * (`agentEnv` with CODEX_ENV_ALLOW) and the suite's `environment.env`, plus `HOME=<homeDir>`,
+ * (`isolatedEnv`: `agentEnv` with the definition's `envAllow`, index.ts) and the suite's `environment.env`, plus `HOME=<homeDir>`,
  * `CODEX_HOME=<homeDir>/codex-home` (codex reads `$HOME/.agents/skills` too, so both are
  * private; §3.5), `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under `<homeDir>`, `NO_COLOR=1`, and:
  * - scripted model: `OPENAI_API_KEY=skill-up-job:<jobId>` (the server files each exchange
  *   under that job) or `dummy` without a job id, and NON_SCRIPTED_ROUTING_VARS removed;
  * - otherwise: `OPENAI_API_KEY` exactly as in the environment.
  */
-export function buildCodexEnv(ctx: EngineContext, codexHome: string): Record<string, string | undefined> {
-  const env = agentEnv(ctx, CODEX_ENV_ALLOW);
-  env.HOME = ctx.homeDir;
+export function buildCodexEnv(ctx: EngineContext, codexHome: string): ProcessEnv {
+  // The server URL goes into config.toml, which checks it (buildCodexConfig).
+  const env = isolatedEnv(ctx, codex, { dropScripted: NON_SCRIPTED_ROUTING_VARS, requireServer: false });
   env.CODEX_HOME = codexHome;
-  env.XDG_CONFIG_HOME = join(ctx.homeDir, '.config');
-  env.XDG_CACHE_HOME = join(ctx.homeDir, '.cache');
-  env.XDG_DATA_HOME = join(ctx.homeDir, '.local', 'share');
-  env.XDG_STATE_HOME = join(ctx.homeDir, '.local', 'state');
   env.NO_COLOR = '1';
-  if (isScripted(ctx.engine)) {
-    for (const v of NON_SCRIPTED_ROUTING_VARS) delete env[v];
-    env.OPENAI_API_KEY = ctx.jobId ? `skill-up-job:${ctx.jobId}` : 'dummy';
-  }
+  if (isScripted(ctx.engine)) env.OPENAI_API_KEY = scriptedApiKey(ctx);
   return env;
 }
 
@@ -189,12 +150,6 @@ export function buildCodexArgs(opts: { prompt: string; lastMessageFile: string; 
   }
   args.push(opts.prompt);
   return { args };
-}
-
-/** Reads a JSONL file line by line into the parser (any size, bounded memory per line). */
-/** Streams the output file's lines into the parser. */
-function parseFile(file: string, parser: CodexJsonParser): Promise<void> {
-  return feedLines(file, (line) => parser.push(line));
 }
 
 /** `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<threadId>.jsonl`, or undefined (§3.4). */
@@ -229,20 +184,6 @@ async function fileSize(file: string | undefined): Promise<number> {
   }
 }
 
-/** Feeds every line of `file` from byte `offset` on to `push`, streaming (a missing file has no lines). */
-async function feedLinesFrom(file: string, offset: number, push: (line: string) => void): Promise<void> {
-  let stream;
-  try {
-    stream = createReadStream(file, { encoding: 'utf8', start: offset });
-    const rl = createInterface({ input: stream, crlfDelay: Infinity });
-    for await (const line of rl) push(line);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  } finally {
-    stream?.destroy();
-  }
-}
-
 /**
  * Decides a turn's error, in this order: could not start (ENOENT/EACCES → `missing`, else
  * `crash`), `timeout` (with codex's last `error` line, e.g. `Reconnecting... waiting for
@@ -251,144 +192,81 @@ async function feedLinesFrom(file: string, offset: number, push: (line: string) 
  * (`protocol`).
  */
 export function decideError(r: ProcResult, parsed: CodexStreamSummary, timeoutMs: number, stderrTail: string): EngineError | undefined {
-  const failed = processError(r, timeoutMs, stderrTail);
-  if (failed?.kind === 'timeout' && parsed.lastErrorMessage) return { ...failed, message: `${failed.message}; codex's last error: ${parsed.lastErrorMessage}` };
-  if (failed) return failed;
-  if (parsed.error) return parsed.error;
-  if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
-  if (!parsed.completed) return { kind: 'protocol', message: 'codex exited 0 without a "turn.completed" line in its --json output' };
-  return undefined;
+  return decideTurnError(r, parsed, timeoutMs, stderrTail, errorFacts(parsed));
 }
 
+function errorFacts(parsed: CodexStreamSummary): ErrorFacts {
+  return {
+    completed: parsed.completed,
+    noResult: 'codex exited 0 without a "turn.completed" line in its --json output',
+    ...(parsed.lastErrorMessage ? { timeoutDetail: `codex's last error: ${parsed.lastErrorMessage}` } : {}),
+  };
+}
 
-/** The adapter. One instance serves every job. */
-export const codexAdapter: EngineAdapter<CodexPrepared> = {
-  name: 'codex',
-  npmPackage: CODEX_NPM_PACKAGE,
-  // Both are scanned from the cwd (verified with 0.171.0); `.agents/skills` is the
-  // agentskills.io location and where skill-up installs.
-  skillDirs: ['.agents/skills', '.codex/skills'],
-  supportsResume: true,
-  envAllow: CODEX_ENV_ALLOW,
+/** `outputs/turn-<n>.last-message.txt`: where `-o` writes the turn's last agent message. */
+function lastMessageRel(index: number): string {
+  return `outputs/turn-${index}.last-message.txt`;
+}
 
-  /**
-   * Resolves `codex` (installing a pinned `engine.version` into the cache, with one progress
-   * line on stderr) and returns the version it reports (`codex-cli 0.171.0` → `0.171.0`).
-   * @throws EngineUnavailable when it cannot be resolved, installed or run.
-   */
-  async check(engine: EngineConfig): Promise<{ version?: string }> {
-    return checkEngineBinary('codex', engine.version);
-  },
-
-  /**
-   * Resolves the executable (`SKILL_UP_CODEX_BIN`, then the pinned version in the cache, else
-   * PATH, else the newest cached version), writes `<homeDir>/codex-home/config.toml`
-   * (`buildCodexConfig`) and builds the environment (`buildCodexEnv`). A binary that cannot be
-   * found is not thrown: every turn then reports `error.kind = 'missing'`.
-   * @throws EngineUnavailable when the model is scripted but `ctx.modelBaseUrl` is unset.
-   */
-  async prepare(ctx: EngineContext): Promise<CodexPrepared> {
+/**
+ * Codex's part of the lifecycle: `<homeDir>/codex-home/config.toml` (`buildCodexConfig`) and the
+ * environment (`buildCodexEnv`); per turn `codex <buildCodexArgs>`, stdout →
+ * `outputs/turn-<n>.jsonl`, the last agent message → `outputs/turn-<n>.last-message.txt`. Codex
+ * retries an unreachable endpoint forever (§3.6): the time limit is what ends such a turn.
+ *
+ * `finalText` is the `-o` file when it is non-empty, else the last `agent_message`; tokens are
+ * this turn's (codex's counters are cumulative over the thread: the previous turn's are carried
+ * and subtracted); no cost is reported (codex prints none). `skillsListed` and `$name`-mention
+ * activations come from the thread's rollout file in `CODEX_HOME` (undefined / none when it is missing).
+ */
+export const codexSpec: CliEngineSpec<CodexState, CodexStreamSummary, CodexUsage> = {
+  stdoutName: 'jsonl',
+  async setup(ctx) {
     const codexHome = join(ctx.homeDir, 'codex-home');
     const bypassSandbox = wantsBypass(ctx.engine);
     const config = buildCodexConfig(ctx, { bypassSandbox });
     const env = buildCodexEnv(ctx, codexHome);
     await mkdir(codexHome, { recursive: true });
     await writeFile(join(codexHome, 'config.toml'), config);
-    const prepared: CodexPrepared = { env, codexHome, scripted: isScripted(ctx.engine), bypassSandbox, usageByThread: new Map() };
-    Object.assign(prepared, await resolveForJob('codex', ctx.engine.version));
-    return prepared;
+    return { env, codexHome, bypassSandbox };
   },
-
-  /**
-   * Runs one turn: `codex <buildCodexArgs>` in the workspace with the job's environment,
-   * stdout → `outputs/turn-<n>.jsonl`, stderr → `outputs/turn-<n>.stderr.txt`, the last agent
-   * message → `outputs/turn-<n>.last-message.txt` (all under `ctx.outputDir`), limited to the
-   * smaller of `turn.timeoutMs` and the job deadline and killed (whole process group) on
-   * `ctx.signal`. Codex retries an unreachable endpoint forever (§3.6): the time limit is what
-   * ends such a turn. Never throws for engine failures.
-   *
-   * `finalText` is the `-o` file when it is non-empty, else the last `agent_message`;
-   * `durationMs` is the wall time of the process (spawn to exit, ms); tokens are this turn's
-   * (codex's counters are cumulative over the thread: the previous turn's are subtracted);
-   * no cost is reported (codex prints none). `skillsListed` and `$name`-mention activations
-   * come from the thread's rollout file in `CODEX_HOME` (undefined / none when it is missing).
-   */
-  async runTurn(ctx: EngineContext, prepared: CodexPrepared, turn: TurnRequest): Promise<TranscriptTurn> {
-    const base = blankTurn(turn, { sessionId: turn.sessionId });
-    if (!prepared.bin) {
-      return { ...base, error: { kind: 'missing', message: prepared.missing ?? 'codex executable not found' } };
-    }
-    const stdoutRel = `outputs/turn-${turn.index}.jsonl`;
-    const stderrRel = `outputs/turn-${turn.index}.stderr.txt`;
-    const lastRel = `outputs/turn-${turn.index}.last-message.txt`;
-    const stdoutFile = join(ctx.outputDir, stdoutRel);
-    const stderrFile = join(ctx.outputDir, stderrRel);
-    const lastFile = join(ctx.outputDir, lastRel);
-    await mkdir(join(ctx.outputDir, 'outputs'), { recursive: true });
-
-    const rolloutBefore = turn.sessionId ? await findRolloutFile(prepared.codexHome, turn.sessionId) : undefined;
-    const offset = await fileSize(rolloutBefore);
-
-    const { args, stdin } = buildCodexArgs({ prompt: turn.prompt, lastMessageFile: lastFile, resume: turn.sessionId, bypassSandbox: prepared.bypassSandbox });
-    const untilDeadline = Number.isFinite(ctx.deadline) ? ctx.deadline - Date.now() : Infinity;
-    const timeoutMs = Math.max(0, Math.min(turn.timeoutMs, untilDeadline));
-
-    const r = await runProcess(prepared.bin, args, {
-      cwd: ctx.workspace,
-      env: prepared.env,
-      stdoutFile,
-      stderrFile,
-      timeoutMs,
-      signal: ctx.signal,
-      input: stdin,
-    });
-
-    const previousUsage = turn.sessionId ? prepared.usageByThread.get(turn.sessionId) : undefined;
-    const parser = new CodexJsonParser({ previousUsage });
-    await parseFile(stdoutFile, parser);
-    const parsed = parser.finish();
-    const sessionId = parsed.sessionId ?? turn.sessionId;
-    if (sessionId && parsed.cumulativeUsage) prepared.usageByThread.set(sessionId, parsed.cumulativeUsage);
-
+  async command(ctx, prepared, turn) {
+    const file = turn.sessionId ? await findRolloutFile(prepared.codexHome, turn.sessionId) : undefined;
+    prepared.rolloutBefore = { file, offset: await fileSize(file) };
+    const lastMessageFile = join(ctx.outputDir, lastMessageRel(turn.index));
+    return buildCodexArgs({ prompt: turn.prompt, lastMessageFile, resume: turn.sessionId, bypassSandbox: prepared.bypassSandbox });
+  },
+  parser: (_ctx, _p, _turn, previous) => new CodexJsonParser({ previousUsage: previous }),
+  carry: (parsed) => parsed.cumulativeUsage,
+  errorFacts,
+  async afterTurn(ctx, prepared, turn, out) {
     // The -o file is the answer when it has one (a large one stays there: one copy on disk);
     // no -o file means the turn failed before an answer.
-    let finalText: Pick<TranscriptTurn, 'finalText' | 'finalTextFile' | 'finalTextBytes'> = { finalText: parsed.finalText };
+    const lastRel = lastMessageRel(turn.index);
     const fromFile = await textFromFile(ctx.outputDir, lastRel, 'newline');
-    if (fromFile.file || fromFile.text.trim() !== '') finalText = turnTextFields(fromFile);
+    const finalText: Pick<TranscriptTurn, 'finalText' | 'finalTextFile' | 'finalTextBytes'> =
+      fromFile.file || fromFile.text.trim() !== '' ? turnTextFields(fromFile) : { finalText: out.finalText };
 
-    const skillActivations = [...parsed.skillActivations];
+    const skillActivations = [...out.skillActivations];
     let skillsListed: string[] | undefined;
-    const rollout = sessionId ? await findRolloutFile(prepared.codexHome, sessionId) : undefined;
+    const rollout = out.sessionId ? await findRolloutFile(prepared.codexHome, out.sessionId) : undefined;
     if (rollout) {
       // Line by line (the rollout holds the whole thread): memory is bounded by one line.
       const whole = new RolloutParser();
       await feedLines(rollout, (line) => whole.push(line));
       skillsListed = whole.finish().skillsListed;
-      const start = rollout === rolloutBefore ? offset : 0;
+      const start = rollout === prepared.rolloutBefore?.file ? prepared.rolloutBefore.offset : 0;
       const recent = new RolloutParser();
-      await feedLinesFrom(rollout, start, (line) => recent.push(line));
+      await feedLines(rollout, (line) => recent.push(line), start);
       for (const skill of recent.finish().mentioned) {
         if (!skillActivations.some((a) => a.skill === skill)) skillActivations.push({ skill, via: '$skill mention' });
       }
     }
-
-    const stderrTail = r.exitCode === 0 && !r.startError ? '' : await readTail(stderrFile, 4096);
-    const error = decideError(r, parsed, timeoutMs, stderrTail);
-    const rawFiles = [stdoutRel, stderrRel];
-    if ((await fileSize(lastFile)) > 0) rawFiles.push(lastRel);
-    const out: TranscriptTurn = {
-      ...base,
-      ...finalText,
-      toolCalls: parsed.toolCalls,
-      skillActivations,
-      ...(skillsListed ? { skillsListed } : {}),
-      usage: parsed.usage,
-      durationMs: Math.round(r.durationMs),
-      sessionId,
-      exitCode: r.exitCode,
-      rawFiles,
-    };
-    if (error) out.error = error;
-    return out;
+    const rawFiles = [...out.rawFiles];
+    if ((await fileSize(join(ctx.outputDir, lastRel))) > 0) rawFiles.push(lastRel);
+    return { ...out, ...finalText, skillActivations, ...(skillsListed ? { skillsListed } : {}), rawFiles };
   },
 };
+
+/** The adapter. One instance serves every job. */
+export const codexAdapter = cliEngine(codex, codexSpec);

@@ -32,7 +32,7 @@
  * (`parseCodexJson`); it never touches the file system.
  */
 import type { EngineError, SkillActivation, TokenUsage, ToolCall } from '../../src/engine/types.js';
-import { parseSkillListing } from '../../src/model/conversation.js';
+import { parseSkillListing } from '../../src/engine/skill-listing.js';
 
 /** Codex's own token counters (`turn.completed.usage`), tokens. */
 export interface CodexUsage {

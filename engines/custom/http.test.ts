@@ -22,7 +22,7 @@ async function serve(handler: Handler): Promise<string> {
     req.on('end', () => handler(req, body, res));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push({ close: () => server.closeAllConnections() || server.close() });
+  servers.push({ close: () => { server.closeAllConnections(); server.close(); } });
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 }
 

@@ -6,7 +6,7 @@
  * installs into a test cache with the same resolver a run uses (~20 s the first time). When it
  * cannot be had, the tests FAIL with the reason: they are never skipped.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,7 @@ import { parseModelScript } from '../../src/model/script.js';
 import { startModelServer, type ModelServer } from '../../src/model/server.js';
 import { buildGeminiArgs, buildGeminiEnv, buildGeminiSettings, decideError, geminiCliAdapter } from './adapter.js';
 import { parseGeminiStream } from './parse.js';
-import { adapterTestCase, processesIn } from '../../test/support/engine.js';
+import { adapterTestCase } from '../../test/support/engine.js';
 
 const VERSION = '0.61.0';
 
@@ -141,69 +141,6 @@ describe('gemini_cli adapter (real binary, scripted model)', () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  it('check() reports the binary version', async () => {
-    await expect(geminiCliAdapter.check!(engine())).resolves.toEqual({ version: VERSION });
-  });
-
-  it('one turn that writes a file', async () => {
-    const ctx = await makeCtx();
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, 'Please write hello.txt for me');
-    const wall = performance.now() - t0;
-    console.log(`one scripted gemini turn (write_file + final answer): process ${turn.durationMs} ms, prepare+run ${wall.toFixed(0)} ms`);
-    expect(turn.error).toBeUndefined();
-    expect(turn.exitCode).toBe(0);
-    expect(turn.finalText).toBe('Wrote hello.txt');
-    expect(await readFile(join(ctx.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
-    expect(turn.toolCalls).toEqual([{ name: 'write_file', input: { file_path: join(ctx.workspace, 'hello.txt'), content: 'hi\n' }, isError: false }]);
-    expect(turn.skillActivations).toEqual([]);
-    expect(turn.usage.input).toBeGreaterThan(0);
-    expect(turn.usage.output).toBeGreaterThan(0);
-    expect(turn.costUsd).toBeUndefined();
-    expect(turn.sessionId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(turn.rawFiles).toEqual(['outputs/turn-1.stream.jsonl', 'outputs/turn-1.stderr.txt']);
-    for (const f of turn.rawFiles) expect(existsSync(join(ctx.outputDir, f))).toBe(true);
-    // The server saw two model calls filed under the job id the API key carries, and nothing else.
-    const requests = server.requestsFor(ctx.jobId!);
-    expect(requests.map((r) => r.kind)).toEqual(['generate', 'generate']);
-    expect(requests.every((r) => r.protocol === 'gemini' && r.conversation?.engine === 'gemini_cli')).toBe(true);
-    expect(requests[0]!.conversation?.cwd).toBe(ctx.workspace);
-    // Isolation: gemini's state went to the job home; no built-in skill was listed.
-    expect(existsSync(join(ctx.homeDir, '.gemini', 'settings.json'))).toBe(true);
-    const chats = join(ctx.homeDir, '.gemini', 'tmp', 'workspace', 'chats');
-    expect(readdirSync(chats).some((f) => f.includes(turn.sessionId!.slice(0, 8)))).toBe(true);
-    expect(requests[0]!.conversation?.skillsListed).toEqual([]);
-    // The raw file parses the same way offline.
-    const again = parseGeminiStream(await readFile(join(ctx.outputDir, turn.rawFiles[0]!), 'utf8'));
-    expect(again.finalText).toBe(turn.finalText);
-  });
-
-  it('a skill installed in .agents/skills is listed alone and activated through activate_skill', async () => {
-    const ctx = await makeCtx({ skill: true });
-    const turn = await oneTurn(ctx, 'Please greet me');
-    expect(turn.error).toBeUndefined();
-    const requests = server.requestsFor(ctx.jobId!);
-    expect(requests).toHaveLength(3); // use_skill, write_file, final answer
-    for (const r of requests) expect(r.conversation?.skillsListed).toEqual(['hello']);
-    expect(requests[1]!.conversation?.skillsLoaded).toEqual(['hello']);
-    expect(turn.skillActivations).toEqual([{ skill: 'hello', via: 'activate_skill tool' }]);
-    expect(turn.toolCalls.map((c) => c.name)).toEqual(['activate_skill', 'write_file']);
-    expect(turn.toolCalls[0]!.output).toMatch(/^Skill \*\*hello\*\* activated/);
-    expect(turn.finalText).toBe('Greeted as the skill says.');
-    expect(await readFile(join(ctx.workspace, 'greeting.txt'), 'utf8')).toBe('Hello, World!\n');
-  });
-
-  it('without the skill, nothing is listed and the model falls through', async () => {
-    const ctx = await makeCtx({ skill: false });
-    const turn = await oneTurn(ctx, 'Please greet me');
-    expect(turn.error).toBeUndefined();
-    expect(turn.skillActivations).toEqual([]);
-    expect(turn.finalText).toBe("I don't know how to do that.");
-    const requests = server.requestsFor(ctx.jobId!);
-    expect(requests).toHaveLength(1);
-    expect(requests[0]!.conversation?.skillsListed).toEqual([]);
-  });
-
   it('resumed turns: the second and third resume the first session, history replayed, still in yolo mode', async () => {
     const ctx = await makeCtx();
     const prepared = await geminiCliAdapter.prepare(ctx);
@@ -241,17 +178,6 @@ describe('gemini_cli adapter (real binary, scripted model)', () => {
     expect(requests.map((r) => r.conversation?.turn)).toEqual([1, 1, 2, 3, 3]);
   }, 180_000);
 
-  it('an HTTP 500 from the model is an api error carrying the API message, quickly', async () => {
-    const ctx = await makeCtx();
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, 'please fail now');
-    expect(performance.now() - t0).toBeLessThan(20_000); // general.maxAttempts = 1: no backoff
-    expect(turn.error?.kind).toBe('api');
-    expect(turn.error?.message).toContain('scripted failure for the adapter test');
-    expect(turn.exitCode).toBe(244); // gemini exits with the HTTP status mod 256
-    expect(server.requestsFor(ctx.jobId!)).toHaveLength(1); // no retry
-  });
-
   it('an unreachable model endpoint is an api error, quickly (no retry loop)', async () => {
     const ctx = await makeCtx({ modelBaseUrl: `http://127.0.0.1:${await deadPort()}` });
     const t0 = performance.now();
@@ -270,45 +196,6 @@ describe('gemini_cli adapter (real binary, scripted model)', () => {
     expect(turn.toolCalls.length).toBeGreaterThanOrEqual(1);
   });
 
-  it('a model that never answers is a timeout within the limit, leaving no gemini process behind', async () => {
-    const ctx = await makeCtx();
-    const marker = `be slow ${Date.now()}`;
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, marker, 8_000);
-    const elapsed = performance.now() - t0;
-    expect(turn.error?.kind).toBe('timeout');
-    expect(turn.exitCode).toBeNull();
-    expect(elapsed).toBeLessThan(8_000 + 2_000 + 3_000); // limit + SIGKILL grace + slack
-    await new Promise((r) => setTimeout(r, 200));
-    expect(processesIn(ctx.workspace, marker)).toEqual([]);
-  });
-
-  it('an abort signal cancels the turn and kills the process group', async () => {
-    const ac = new AbortController();
-    const ctx = await makeCtx({ signal: ac.signal });
-    const marker = `be slow cancel ${Date.now()}`;
-    setTimeout(() => ac.abort(), 1_500);
-    const turn = await oneTurn(ctx, marker, 60_000);
-    expect(turn.error?.kind).toBe('cancelled');
-    await new Promise((r) => setTimeout(r, 200));
-    expect(processesIn(ctx.workspace, marker)).toEqual([]);
-  });
-
-  it('a missing binary is reported as kind "missing"', async () => {
-    const saved = process.env.SKILL_UP_GEMINI_CLI_BIN;
-    process.env.SKILL_UP_GEMINI_CLI_BIN = join(root, 'no-such-gemini');
-    try {
-      const ctx = await makeCtx();
-      const turn = await oneTurn(ctx, 'write hello');
-      expect(turn.error?.kind).toBe('missing');
-      expect(turn.error?.message).toContain('SKILL_UP_GEMINI_CLI_BIN');
-      await expect(geminiCliAdapter.check!(engine())).rejects.toThrow(/no such executable/);
-    } finally {
-      if (saved === undefined) delete process.env.SKILL_UP_GEMINI_CLI_BIN;
-      else process.env.SKILL_UP_GEMINI_CLI_BIN = saved;
-    }
-  });
-
   it('a prompt starting with "-" is a prompt, and one over 100 kB goes through stdin', async () => {
     const ctx = await makeCtx();
     const dash = await oneTurn(ctx, '--write hello now');
@@ -321,9 +208,6 @@ describe('gemini_cli adapter (real binary, scripted model)', () => {
     expect(t.finalText).toBe('Wrote hello.txt');
   }, 120_000);
 
-  it('the binary under test is the one resolved', () => {
-    expect(existsSync(binPath)).toBe(true);
-  });
 });
 
 describe('gemini_cli adapter (pure parts)', () => {
@@ -419,7 +303,7 @@ describe('gemini_cli adapter (pure parts)', () => {
     const ok = parseGeminiStream('{"type":"init","session_id":"s"}\n{"type":"result","status":"success","stats":{}}');
     const api = parseGeminiStream('{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: x]"},"stats":{}}');
     const none = parseGeminiStream('');
-    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
+    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1, stdoutBytes: 0, stderrBytes: 0 };
     expect(decideError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
     expect(decideError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
     expect(decideError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
@@ -430,6 +314,6 @@ describe('gemini_cli adapter (pure parts)', () => {
   });
 
   it('the adapter contract', () => {
-    expect(geminiCliAdapter).toMatchObject({ name: 'gemini_cli', npmPackage: '@google/gemini-cli', skillDirs: ['.agents/skills', '.gemini/skills'], supportsResume: true });
+    expect(geminiCliAdapter).toMatchObject({ name: 'gemini_cli', skillDirs: ['.agents/skills', '.gemini/skills'], supportsResume: true });
   });
 });

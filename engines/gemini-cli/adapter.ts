@@ -12,24 +12,11 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EngineConfig } from '../../src/config/types.js';
-import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
-import { checkEngineBinary, feedLines, processError, resolveForJob } from '../../src/engine/turn.js';
-import {
-  EngineUnavailable,
-  blankTurn,
-  type EngineAdapter,
-  type EngineContext,
-  type EngineError,
-  type TranscriptTurn,
-  type TurnRequest,
-} from '../../src/engine/types.js';
-import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
+import type { ProcResult } from '../../src/engine/proc.js';
+import { cliEngine, decideTurnError, isScripted, isolatedEnv, scriptedApiKey, type CliEngineSpec, type ErrorFacts, type ProcessEnv } from '../../src/engine/cli-engine.js';
+import type { EngineContext, EngineError } from '../../src/engine/types.js';
 import { GeminiStreamParser, type GeminiRawStats, type GeminiStreamSummary } from './parse.js';
-
-/** npm package and executable name (also in src/engine/known.ts). */
-export const GEMINI_NPM_PACKAGE = '@google/gemini-cli';
-export const GEMINI_BIN = 'gemini';
+import { geminiCli } from './index.js';
 
 /** Prompts longer than this many bytes go to stdin instead of argv (Linux caps one argument at 128 KiB). */
 const MAX_ARGV_PROMPT_BYTES = 100_000;
@@ -65,15 +52,6 @@ const NON_SCRIPTED_ROUTING_VARS = [
   'GEMINI_MODEL',
 ];
 
-/**
- * What `gemini` receives of skill-up's environment besides the common base (src/engine/env.ts):
- * with a real model `GEMINI_*`, `GOOGLE_*` (API key, Vertex AI project, location, credentials
- * file), `CODE_ASSIST_*` and `CLOUD_SHELL`; with the scripted model nothing more.
- */
-export const GEMINI_ENV_ALLOW: EnvAllowList = {
-  realModel: [/^GEMINI_/, /^GOOGLE_/, /^CODE_ASSIST_/, 'CLOUD_SHELL'],
-};
-
 /** Variables always removed: an IDE companion's connection (a run must not talk to the
  * user's editor) and system-prompt overrides meant for the user's own sessions. */
 const ALWAYS_DROPPED_VARS = [
@@ -88,26 +66,16 @@ const ALWAYS_DROPPED_VARS = [
   'GEMINI_WRITE_SYSTEM_MD',
 ];
 
-/** Per-job state made by `prepare`. */
-export interface GeminiPrepared {
-  /** Absolute path of the `gemini` executable; unset when it could not be resolved. */
-  bin?: string;
-  /** Where `bin` came from (`SKILL_UP_GEMINI_CLI_BIN`, PATH, cache). */
-  binSource?: 'env' | 'path' | 'cache';
-  /** Why the engine cannot run (every turn then ends with an error of kind `missing`). */
-  missing?: string;
+/** Gemini CLI's per-job state (besides the executable, see `CliPrepared`). */
+export interface GeminiState {
   /** The complete environment of every `gemini` process of the job (holds no file-written secret). */
-  env: Record<string, string | undefined>;
+  env: ProcessEnv;
   /** `GEMINI_CLI_HOME` of the job (= `HOME` = `ctx.homeDir`); gemini keeps its state in `<it>/.gemini/`. */
   geminiHome: string;
   /** The settings written to `<geminiHome>/.gemini/settings.json`. */
   settings: GeminiSettings;
   /** `-m` value: `engine.model.name`, else DEFAULT_SCRIPTED_MODEL when scripted, else none (the CLI's default routing). */
   model?: string;
-  /** Whether the model is skill-up's scripted server. */
-  scripted: boolean;
-  /** Session id → that session's last raw `result.stats` (to make tokens per turn if cumulative). */
-  statsBySession: Map<string, GeminiRawStats>;
 }
 
 /** The user-level settings.json of a job (keys from bundle/docs/reference/configuration.md). */
@@ -125,11 +93,6 @@ export interface GeminiSettings {
   model: { maxSessionTurns: number };
   skills: { disabled: string[] };
   ui: { hideTips: boolean; showCompatibilityWarnings: boolean };
-}
-
-/** True when `engine.model.provider` is `scripted`. */
-export function isScripted(engine: EngineConfig): boolean {
-  return engine.model.provider === 'scripted';
 }
 
 /**
@@ -173,7 +136,7 @@ export function buildGeminiSettings(ctx: EngineContext): GeminiSettings {
 
 /**
  * The environment of one job's `gemini` processes: the allow-listed part of `ctx.baseEnv`
- * (`agentEnv` with GEMINI_ENV_ALLOW) and the suite's `environment.env`, plus
+ * (`isolatedEnv`: `agentEnv` with the definition's `envAllow`, index.ts) and the suite's `environment.env`, plus
  * `HOME` = `GEMINI_CLI_HOME` = `<homeDir>` (gemini's user dir is `$GEMINI_CLI_HOME/.gemini`; user
  * skills are read from there, not from `$HOME`), `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under it,
  * `TMPDIR=<homeDir>/tmp` (the CLI writes `gemini-client-error-*.json` reports to the OS temp
@@ -191,16 +154,9 @@ export function buildGeminiSettings(ctx: EngineContext): GeminiSettings {
  *
  * @throws EngineUnavailable when the model is scripted but no server URL was given.
  */
-export function buildGeminiEnv(ctx: EngineContext): Record<string, string | undefined> {
-  const scripted = isScripted(ctx.engine);
-  const env = agentEnv(ctx, GEMINI_ENV_ALLOW);
-  for (const v of ALWAYS_DROPPED_VARS) delete env[v];
-  env.HOME = ctx.homeDir;
+export function buildGeminiEnv(ctx: EngineContext): ProcessEnv {
+  const env = isolatedEnv(ctx, geminiCli, { drop: ALWAYS_DROPPED_VARS, dropScripted: NON_SCRIPTED_ROUTING_VARS });
   env.GEMINI_CLI_HOME = ctx.homeDir;
-  env.XDG_CONFIG_HOME = join(ctx.homeDir, '.config');
-  env.XDG_CACHE_HOME = join(ctx.homeDir, '.cache');
-  env.XDG_DATA_HOME = join(ctx.homeDir, '.local', 'share');
-  env.XDG_STATE_HOME = join(ctx.homeDir, '.local', 'state');
   env.TMPDIR = join(ctx.homeDir, 'tmp');
   env.GEMINI_CLI_SYSTEM_SETTINGS_PATH = join(ctx.homeDir, '.gemini', 'no-system-settings.json');
   env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH = join(ctx.homeDir, '.gemini', 'no-system-defaults.json');
@@ -208,11 +164,9 @@ export function buildGeminiEnv(ctx: EngineContext): Record<string, string | unde
   env.GEMINI_CLI_NO_RELAUNCH = 'true';
   env.GEMINI_TELEMETRY_ENABLED = 'false';
   env.GEMINI_SANDBOX = 'false';
-  if (scripted) {
-    if (!ctx.modelBaseUrl) throw new EngineUnavailable('gemini_cli: engine.model.provider is "scripted" but no scripted model server was started');
-    for (const v of NON_SCRIPTED_ROUTING_VARS) delete env[v];
-    env.GOOGLE_GEMINI_BASE_URL = ctx.modelBaseUrl.replace(/\/+$/, '');
-    env.GEMINI_API_KEY = ctx.jobId ? `skill-up-job:${ctx.jobId}` : 'skill-up-scripted';
+  if (isScripted(ctx.engine)) {
+    env.GOOGLE_GEMINI_BASE_URL = ctx.modelBaseUrl!.replace(/\/+$/, '');
+    env.GEMINI_API_KEY = scriptedApiKey(ctx, 'skill-up-scripted');
   } else if (ctx.engine.model.baseUrl) {
     env.GOOGLE_GEMINI_BASE_URL = ctx.engine.model.baseUrl.replace(/\/+$/, '');
   }
@@ -240,12 +194,6 @@ export function buildGeminiArgs(opts: { prompt: string; model?: string; resume?:
   return { args };
 }
 
-/** Reads a stream-json file line by line into the parser (any size, bounded memory per line). */
-/** Streams the output file's lines into the parser. */
-function parseFile(file: string, parser: GeminiStreamParser): Promise<void> {
-  return feedLines(file, (line) => parser.push(line));
-}
-
 /**
  * Decides a turn's error from the process outcome and the parsed stream, in this order:
  * could not start (ENOENT/EACCES → `missing`, else `crash`), `timeout`, `cancelled`, the error
@@ -255,118 +203,42 @@ function parseFile(file: string, parser: GeminiStreamParser): Promise<void> {
  * (`protocol`).
  */
 export function decideError(r: ProcResult, parsed: GeminiStreamSummary, timeoutMs: number, stderrTail: string): EngineError | undefined {
-  const failed = processError(r, timeoutMs, stderrTail);
-  if (failed) return failed;
-  if (parsed.error) return parsed.error;
-  if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
-  if (!parsed.hasResult) return { kind: 'protocol', message: 'gemini exited 0 without a "result" line in its stream-json output' };
-  return undefined;
+  return decideTurnError(r, parsed, timeoutMs, stderrTail, errorFacts(parsed));
 }
 
+function errorFacts(parsed: GeminiStreamSummary): ErrorFacts {
+  return { completed: parsed.hasResult, noResult: 'gemini exited 0 without a "result" line in its stream-json output' };
+}
 
-/** The adapter. One instance serves every job. */
-export const geminiCliAdapter: EngineAdapter<GeminiPrepared> = {
-  name: 'gemini_cli',
-  npmPackage: GEMINI_NPM_PACKAGE,
-  // Both are scanned (cli/skills.md "Discovery tiers"); within the workspace tier the
-  // `.agents/skills` alias wins over `.gemini/skills`, so the skill under test is installed there.
-  skillDirs: ['.agents/skills', '.gemini/skills'],
-  supportsResume: true,
-  envAllow: GEMINI_ENV_ALLOW,
-
-  /**
-   * Resolves `gemini` (installing a pinned `engine.version` into the cache, with one progress
-   * line on stderr) and returns the version it reports (`gemini --version` → `0.61.0`).
-   * @throws EngineUnavailable when it cannot be resolved, installed or run.
-   */
-  async check(engine: EngineConfig): Promise<{ version?: string }> {
-    return checkEngineBinary('gemini_cli', engine.version);
-  },
-
-  /**
-   * Resolves the executable (`SKILL_UP_GEMINI_CLI_BIN`, then the pinned version in the cache,
-   * else PATH, else the newest cached version), writes `<homeDir>/.gemini/settings.json`
-   * (`buildGeminiSettings`, no secrets), creates `<homeDir>/tmp` and builds the environment
-   * (`buildGeminiEnv`). A binary that cannot be found is not thrown: every turn then reports
-   * `error.kind = 'missing'`.
-   * @throws EngineUnavailable when the model is scripted but `ctx.modelBaseUrl` is unset.
-   */
-  async prepare(ctx: EngineContext): Promise<GeminiPrepared> {
+/**
+ * Gemini CLI's part of the lifecycle: `<homeDir>/.gemini/settings.json` (`buildGeminiSettings`,
+ * no secrets), `<homeDir>/tmp` and the environment (`buildGeminiEnv`). Per turn `gemini
+ * <buildGeminiArgs>`, stdout → `outputs/turn-<n>.stream.jsonl` (a file, so it is always fully
+ * drained: gemini dies of EPIPE before calling the model if its stdout is closed early, shared
+ * doc §3). The first turn presets a fresh session UUID (`--session-id`), so the id is known even
+ * if the process dies before printing it; later turns pass `--resume <id>` (same cwd and
+ * GEMINI_CLI_HOME, which the job keeps). Tokens are this invocation's (`result.stats`, the
+ * session's last raw stats carried in case they are cumulative); gemini reports no cost.
+ */
+export const geminiCliSpec: CliEngineSpec<GeminiState, GeminiStreamSummary, GeminiRawStats> = {
+  stdoutName: 'stream.jsonl',
+  async setup(ctx) {
     const env = buildGeminiEnv(ctx);
     const settings = buildGeminiSettings(ctx);
     await mkdir(join(ctx.homeDir, '.gemini'), { recursive: true });
     await mkdir(join(ctx.homeDir, 'tmp'), { recursive: true });
     await writeFile(join(ctx.homeDir, '.gemini', 'settings.json'), JSON.stringify(settings, null, 2) + '\n');
-    const scripted = isScripted(ctx.engine);
-    const model = ctx.engine.model.name ?? (scripted ? DEFAULT_SCRIPTED_MODEL : undefined);
-    const prepared: GeminiPrepared = { env, geminiHome: ctx.homeDir, settings, scripted, statsBySession: new Map(), ...(model ? { model } : {}) };
-    Object.assign(prepared, await resolveForJob('gemini_cli', ctx.engine.version));
-    return prepared;
+    const model = ctx.engine.model.name ?? (isScripted(ctx.engine) ? DEFAULT_SCRIPTED_MODEL : undefined);
+    return { env, geminiHome: ctx.homeDir, settings, ...(model ? { model } : {}) };
   },
-
-  /**
-   * Runs one turn: `gemini <buildGeminiArgs>` in the workspace with the job's environment,
-   * stdout → `outputs/turn-<n>.stream.jsonl`, stderr → `outputs/turn-<n>.stderr.txt` (both
-   * under `ctx.outputDir`; stdout goes to a file, so it is always fully drained — gemini dies
-   * of EPIPE before calling the model if its stdout is closed early, shared doc §3), limited
-   * to the smaller of `turn.timeoutMs` and the job deadline and killed (whole process group) on
-   * `ctx.signal`. The first turn presets a fresh session UUID (`--session-id`), so the id is
-   * known even if the process dies before printing it; later turns pass `--resume <id>` (same
-   * cwd and GEMINI_CLI_HOME, which the job keeps). Never throws for engine failures.
-   *
-   * `durationMs` is the wall time of the process (spawn to exit, ms); tokens are this
-   * invocation's (`result.stats`); gemini reports no cost (`costUsd` unset); `skillsListed` is
-   * unset (the listing is sent to the model but not printed; the scripted server's exchange
-   * log has it).
-   */
-  async runTurn(ctx: EngineContext, prepared: GeminiPrepared, turn: TurnRequest): Promise<TranscriptTurn> {
-    const base = blankTurn(turn, { sessionId: turn.sessionId });
-    if (!prepared.bin) {
-      return { ...base, error: { kind: 'missing', message: prepared.missing ?? 'gemini executable not found' } };
-    }
-    const stdoutRel = `outputs/turn-${turn.index}.stream.jsonl`;
-    const stderrRel = `outputs/turn-${turn.index}.stderr.txt`;
-    const stdoutFile = join(ctx.outputDir, stdoutRel);
-    const stderrFile = join(ctx.outputDir, stderrRel);
-    await mkdir(join(ctx.outputDir, 'outputs'), { recursive: true });
-
-    const newSession = turn.sessionId ? undefined : randomUUID();
-    const { args, stdin } = buildGeminiArgs({ prompt: turn.prompt, model: prepared.model, resume: turn.sessionId, sessionId: newSession });
-    const untilDeadline = Number.isFinite(ctx.deadline) ? ctx.deadline - Date.now() : Infinity;
-    const timeoutMs = Math.max(0, Math.min(turn.timeoutMs, untilDeadline));
-
-    const r = await runProcess(prepared.bin, args, {
-      cwd: ctx.workspace,
-      env: prepared.env,
-      stdoutFile,
-      stderrFile,
-      timeoutMs,
-      signal: ctx.signal,
-      input: stdin,
-    });
-
-    const maxTurns = ctx.case.maxTurns;
-    const previous = turn.sessionId ? prepared.statsBySession.get(turn.sessionId) : undefined;
-    const parser = new GeminiStreamParser({ ...(maxTurns > 0 ? { maxTurns } : {}), ...(previous ? { previous } : {}) });
-    await parseFile(stdoutFile, parser);
-    const parsed = parser.finish();
-    const sessionId = parsed.sessionId ?? turn.sessionId ?? newSession;
-    if (sessionId && parsed.rawStats) prepared.statsBySession.set(sessionId, parsed.rawStats);
-
-    const stderrTail = r.exitCode === 0 && !r.startError ? '' : await readTail(stderrFile, 4096);
-    const error = decideError(r, parsed, timeoutMs, stderrTail);
-    const turnOut: TranscriptTurn = {
-      ...base,
-      finalText: parsed.finalText,
-      toolCalls: parsed.toolCalls,
-      skillActivations: parsed.skillActivations,
-      usage: parsed.usage,
-      durationMs: Math.round(r.durationMs),
-      exitCode: r.exitCode,
-      rawFiles: [stdoutRel, stderrRel],
-    };
-    if (sessionId) turnOut.sessionId = sessionId;
-    if (error) turnOut.error = error;
-    return turnOut;
+  command(_ctx, prepared, turn) {
+    const sessionId = turn.sessionId ? undefined : randomUUID();
+    return { ...buildGeminiArgs({ prompt: turn.prompt, model: prepared.model, resume: turn.sessionId, sessionId }), ...(sessionId ? { sessionId } : {}) };
   },
+  parser: (ctx, _p, _turn, previous) => new GeminiStreamParser({ ...(ctx.case.maxTurns > 0 ? { maxTurns: ctx.case.maxTurns } : {}), ...(previous ? { previous } : {}) }),
+  carry: (parsed) => parsed.rawStats,
+  errorFacts,
 };
+
+/** The adapter. One instance serves every job. */
+export const geminiCliAdapter = cliEngine(geminiCli, geminiCliSpec);

@@ -171,9 +171,9 @@ describe('gemini-cli final text, tools and skills (synthetic lines)', () => {
     expect(s.finalText).toBe('Wrote a.');
   });
 
-  it('without text after the last tool call, the last earlier text run', () => {
+  it('without text after the last tool call the final text is empty: narration sent with a tool call is no answer', () => {
     const s = parseGeminiStream([INIT, say('Before.'), tool('w', 'write_file', {}), result('w', 'success')].join('\n'));
-    expect(s.finalText).toBe('Before.');
+    expect(s.finalText).toBe('');
   });
 
   it('SKILL.md reads count (read_file, read_many_files, shell); failed calls and writes do not', () => {

@@ -65,8 +65,9 @@ export interface GeminiStreamSummary {
   /** Model named by the init line. */
   model?: string;
   /**
-   * The agent's final answer: the assistant text after the last tool call (deltas joined);
-   * when that is empty, the last non-empty text run before it.
+   * The agent's final answer: the assistant text of the last model turn, i.e. after the last
+   * tool call (deltas joined); empty when that turn said nothing. Narration sent with an
+   * earlier tool call ("I'll run ls first.") is never the answer.
    */
   finalText: string;
   /** Every tool call in order, paired with its result by `tool_id`. */
@@ -89,7 +90,7 @@ export interface GeminiStreamSummary {
   /** Whether a `result` line was seen. */
   hasResult: boolean;
   /** `result.status`. */
-  status?: 'success' | 'error' | string;
+  status?: string;
   /** Messages of `error` lines (`severity: message`). */
   warnings: string[];
   /** Lines that were not JSON objects. */
@@ -264,8 +265,8 @@ export class GeminiStreamParser {
       }
     }
 
-    let finalText = this.runs[this.runs.length - 1] ?? '';
-    if (!finalText.trim()) finalText = [...this.runs].reverse().find((t) => t.trim()) ?? '';
+    // The last model turn only: an empty last reply is an empty answer (issue 11).
+    const finalText = this.runs[this.runs.length - 1] ?? '';
 
     return {
       sessionId: str(this.init?.session_id),

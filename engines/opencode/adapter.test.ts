@@ -6,8 +6,7 @@
  * installs into a test cache with the same resolver a run uses. When it cannot be had, the tests
  * FAIL with the reason: they are never skipped. OpenCode also needs `rg` (ripgrep) on PATH.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +25,7 @@ import {
   ripgrepOnPath,
 } from './adapter.js';
 import { parseOpencodeJson } from './parse.js';
-import { adapterTestCase, processesOf } from '../../test/support/engine.js';
+import { adapterTestCase } from '../../test/support/engine.js';
 
 const VERSION = '1.18.33';
 
@@ -141,127 +140,12 @@ describe('opencode adapter (real binary, scripted model)', () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  it('check() reports the binary version', async () => {
-    await expect(opencodeAdapter.check!(engine())).resolves.toEqual({ version: VERSION });
-  }, 60_000);
-
-  it('one turn that writes a file', async () => {
-    const ctx = await makeCtx();
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, 'Please write hello.txt for me');
-    const wall = performance.now() - t0;
-    console.log(`one scripted opencode turn (write + final answer): process ${turn.durationMs} ms, prepare+run ${wall.toFixed(0)} ms`);
-    expect(turn.error).toBeUndefined();
-    expect(turn.exitCode).toBe(0);
-    expect(turn.finalText).toBe('Wrote hello.txt');
-    expect(await readFile(join(ctx.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
-    expect(turn.toolCalls).toEqual([{ name: 'write', input: { filePath: join(ctx.workspace, 'hello.txt'), content: 'hi\n' }, output: 'Wrote file successfully.', isError: false }]);
-    expect(turn.skillActivations).toEqual([]);
-    expect(turn.usage.input).toBeGreaterThan(0);
-    expect(turn.usage.output).toBeGreaterThan(0);
-    expect(turn.costUsd).toBe(0);
-    expect(turn.sessionId).toMatch(/^ses_/);
-    expect(turn.rawFiles).toEqual(['outputs/turn-1.opencode.jsonl', 'outputs/turn-1.stderr.txt']);
-    for (const f of turn.rawFiles) expect(existsSync(join(ctx.outputDir, f))).toBe(true);
-    // Two model calls, both filed under the job; no title call (--title); the session id rides along.
-    const exchanges = server.requestsFor(ctx.jobId!);
-    expect(exchanges.map((e) => e.conversation?.engine)).toEqual(['opencode', 'opencode']);
-    expect(exchanges.every((e) => e.sessionId === turn.sessionId)).toBe(true);
-    // Isolation: the config and the session database live in the job's home.
-    expect(existsSync(join(ctx.homeDir, '.config', 'opencode', 'opencode.json'))).toBe(true);
-    expect(existsSync(join(ctx.homeDir, '.local', 'share', 'opencode', 'opencode.db'))).toBe(true);
-    const again = parseOpencodeJson(await readFile(join(ctx.outputDir, turn.rawFiles[0]!), 'utf8'));
-    expect(again.finalText).toBe(turn.finalText);
-  }, 120_000);
-
-  it('a skill installed in .opencode/skills is listed and activated through the skill tool', async () => {
-    const ctx = await makeCtx({ skill: true });
-    const turn = await oneTurn(ctx, 'Please greet me');
-    expect(turn.error).toBeUndefined();
-    expect(turn.skillActivations).toEqual([{ skill: 'hello', via: 'skill tool' }]);
-    expect(turn.toolCalls.map((c) => c.name)).toEqual(['skill', 'write']);
-    expect(turn.toolCalls[0]!.output).toContain('<skill_content name="hello">');
-    expect(turn.finalText).toBe('Greeted as the skill says.');
-    expect(await readFile(join(ctx.workspace, 'greeting.txt'), 'utf8')).toBe('Hello, World!\n');
-    const exchanges = server.requestsFor(ctx.jobId!);
-    expect(exchanges).toHaveLength(3);
-    // OpenCode always lists its built-in customize-opencode skill beside the workspace's.
-    for (const e of exchanges) expect(e.conversation?.skillsListed).toEqual(['customize-opencode', 'hello']);
-  }, 120_000);
-
-  it('without the skill it is not listed and the model falls through', async () => {
-    const ctx = await makeCtx({ skill: false });
-    const turn = await oneTurn(ctx, 'Please greet me');
-    expect(turn.error).toBeUndefined();
-    expect(turn.skillActivations).toEqual([]);
-    expect(turn.finalText).toBe("I don't know how to do that.");
-    const exchanges = server.requestsFor(ctx.jobId!);
-    expect(exchanges).toHaveLength(1);
-    expect(exchanges[0]!.conversation?.skillsListed).toEqual(['customize-opencode']);
-  }, 120_000);
-
-  it('two turns: the second continues the first session and sees it', async () => {
-    const ctx = await makeCtx();
-    const prepared = await opencodeAdapter.prepare(ctx);
-    const t1 = await opencodeAdapter.runTurn(ctx, prepared, { index: 1, prompt: 'write hello please', history: ['write hello please'], timeoutMs: 90_000 });
-    expect(t1.error).toBeUndefined();
-    const t2 = await opencodeAdapter.runTurn(ctx, prepared, {
-      index: 2,
-      prompt: 'What did you do?',
-      sessionId: t1.sessionId,
-      history: ['write hello please', 'What did you do?'],
-      timeoutMs: 90_000,
-    });
-    expect(t2.error).toBeUndefined();
-    expect(t2.sessionId).toBe(t1.sessionId);
-    expect(t2.finalText).toBe('Turn 2: earlier I wrote hello.txt.');
-    expect(t2.toolCalls).toEqual([]);
-    expect(t2.rawFiles).toEqual(['outputs/turn-2.opencode.jsonl', 'outputs/turn-2.stderr.txt']);
-    const last = server.requestsFor(ctx.jobId!).at(-1)!;
-    expect(last.conversation).toMatchObject({ turn: 2, prompt: 'What did you do?', replies: 0 });
-    // Per-turn tokens: turn 2 made one model call, turn 1 two.
-    expect(t2.usage.input).toBeGreaterThan(0);
-    expect(t2.usage.input).toBeLessThan(t1.usage.input);
-  }, 180_000);
-
-  it('an HTTP 500 from the model is an api error carrying the API message, fast', async () => {
-    const ctx = await makeCtx();
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, 'please fail now');
-    expect(performance.now() - t0).toBeLessThan(45_000); // retry-after-ms: 0 makes OpenCode's 5 retries immediate
-    expect(turn.error).toEqual({ kind: 'api', message: 'scripted failure for the opencode test (HTTP 500)' });
-    expect(turn.exitCode).toBe(1);
-  }, 120_000);
-
   it('more model calls than max_turns is a protocol error', async () => {
     const ctx = await makeCtx({ maxTurns: 2 });
     const turn = await oneTurn(ctx, 'loop forever');
     expect(turn.error).toEqual({ kind: 'protocol', message: 'max turns reached (2)' });
     expect(turn.toolCalls.map((c) => c.name)).toEqual(['bash', 'bash']);
   }, 120_000);
-
-  it('a model that never answers is a timeout within the limit, leaving no process behind', async () => {
-    const ctx = await makeCtx();
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, 'be slow please', 8_000);
-    const elapsed = performance.now() - t0;
-    expect(turn.error?.kind).toBe('timeout');
-    expect(turn.error?.message).toBe('timed out after 8.0 s (process group killed)');
-    expect(turn.exitCode).toBeNull();
-    expect(elapsed).toBeLessThan(8_000 + 2_000 + 3_000); // limit + SIGKILL grace + slack
-    await new Promise((r) => setTimeout(r, 300));
-    expect(processesOf(ctx.workspace, ctx.homeDir)).toEqual([]);
-  }, 60_000);
-
-  it('an abort signal cancels the turn and kills the process group', async () => {
-    const ac = new AbortController();
-    const ctx = await makeCtx({ signal: ac.signal });
-    setTimeout(() => ac.abort(), 4_000);
-    const turn = await oneTurn(ctx, 'be slow, then cancel', 60_000);
-    expect(turn.error?.kind).toBe('cancelled');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(processesOf(ctx.workspace, ctx.homeDir)).toEqual([]);
-  }, 60_000);
 
   it('the prompt reaches the model verbatim (stdin: no quoting, a leading "-" is no option)', async () => {
     const ctx = await makeCtx();
@@ -270,20 +154,6 @@ describe('opencode adapter (real binary, scripted model)', () => {
     expect(turn.error).toBeUndefined();
     expect(turn.finalText).toBe(`You said <${prompt}>`);
   }, 120_000);
-
-  it('a missing binary is reported as kind "missing"', async () => {
-    const saved = process.env.SKILL_UP_OPENCODE_BIN;
-    process.env.SKILL_UP_OPENCODE_BIN = join(root, 'no-such-opencode');
-    try {
-      const ctx = await makeCtx();
-      const turn = await oneTurn(ctx, 'write hello');
-      expect(turn.error?.kind).toBe('missing');
-      expect(turn.error?.message).toContain('SKILL_UP_OPENCODE_BIN');
-      await expect(opencodeAdapter.check!(engine())).rejects.toThrow(/no such executable/);
-    } finally {
-      process.env.SKILL_UP_OPENCODE_BIN = saved;
-    }
-  });
 
   it('no rg on PATH is reported as kind "missing" naming ripgrep', async () => {
     const ctx = await makeCtx();
@@ -382,7 +252,7 @@ describe('opencode adapter (pure parts)', () => {
     const ok = parseOpencodeJson('{"type":"step_start","sessionID":"s"}\n{"type":"step_finish","sessionID":"s","part":{"reason":"stop"}}');
     const none = parseOpencodeJson('');
     const apiErr = parseOpencodeJson('{"type":"error","error":{"name":"APIError","data":{"message":"m"}}}');
-    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
+    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1, stdoutBytes: 0, stderrBytes: 0 };
     expect(decideOpencodeError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
     expect(decideOpencodeError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
     expect(decideOpencodeError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');

@@ -10,23 +10,12 @@
 import { access, constants, mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import type { EngineConfig } from '../../src/config/types.js';
-import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
-import { checkEngineBinary, feedLines, processError, resolveForJob } from '../../src/engine/turn.js';
-import {
-  EngineUnavailable,
-  blankTurn,
-  type EngineAdapter,
-  type EngineContext,
-  type EngineError,
-  type TranscriptTurn,
-  type TurnRequest,
-} from '../../src/engine/types.js';
-import { agentEnv, type EnvAllowList, type EnvPattern } from '../../src/engine/env.js';
+import type { ProcResult } from '../../src/engine/proc.js';
+import { cliEngine, decideTurnError, openaiBaseUrl, isScripted, isolatedEnv, noServer, scriptedApiKey, type CliEngineSpec, type ErrorFacts, type ProcessEnv } from '../../src/engine/cli-engine.js';
+export { openaiBaseUrl };
+import type { EngineContext, EngineError } from '../../src/engine/types.js';
 import { OpencodeJsonParser, type OpencodeSummary } from './parse.js';
-
-/** npm package and executable name (also in src/engine/known.ts). */
-export const OPENCODE_NPM_PACKAGE = 'opencode-ai';
-export const OPENCODE_BIN = 'opencode';
+import { opencode } from './index.js';
 
 /** Provider id of the scripted model in the generated config (`<id>/<model>` on the command line). */
 export const SCRIPTED_PROVIDER_ID = 'skillup';
@@ -40,65 +29,18 @@ export const DEFAULT_SCRIPTED_MODEL = 'scripted-model';
  */
 export const DEAD_NPM_REGISTRY = 'http://127.0.0.1:9/';
 
-/** Environment prefixes of OpenCode providers whose variables are not simply `<ID>_*`. */
-const PROVIDER_ENV: Record<string, readonly EnvPattern[]> = {
-  google: ['GOOGLE_GENERATIVE_AI_API_KEY', 'GEMINI_API_KEY'],
-  'google-vertex': [/^GOOGLE_/, /^VERTEX_/],
-  'google-vertex-anthropic': [/^GOOGLE_/, /^VERTEX_/],
-  'amazon-bedrock': [/^AWS_/],
-  azure: [/^AZURE_/],
-  togetherai: [/^TOGETHER_/],
-  'github-copilot': [],
-};
-
-/**
- * What `opencode` receives of skill-up's environment besides the common base
- * (src/engine/env.ts): with a real model `OPENCODE_*` and the variables of the model's provider
- * only (`engine.model.provider`, else the `provider/` of `engine.model.name`): `<ID>_*` for
- * provider id ID (`anthropic` → `ANTHROPIC_*`, `openrouter` → `OPENROUTER_*`), or the
- * provider's known names (PROVIDER_ENV: `google`, `google-vertex`, `amazon-bedrock` → `AWS_*`,
- * `azure`, …); with the scripted model nothing more.
- */
-export const OPENCODE_ENV_ALLOW: EnvAllowList = {
-  realModel: [/^OPENCODE_/],
-  select: (engine) => {
-    const id = engine.model.provider ?? (engine.model.name?.includes('/') ? engine.model.name.split('/')[0] : undefined);
-    if (!id) return [];
-    const known = PROVIDER_ENV[id];
-    if (known) return known;
-    return [new RegExp(`^${id.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_`)];
-  },
-};
-
-/** Per-job state made by `prepare`. */
-export interface OpencodePrepared {
-  /** Absolute path of the `opencode` executable; unset when it could not be resolved. */
-  bin?: string;
-  binSource?: 'env' | 'path' | 'cache';
-  /** Why the engine cannot run (every turn then ends with an error of kind `missing`). */
-  missing?: string;
+/** OpenCode's per-job state (besides the executable, see `CliPrepared`). */
+export interface OpencodeState {
   /** The complete environment of every `opencode` process of the job. */
-  env: Record<string, string | undefined>;
+  env: ProcessEnv;
   /** Absolute path of the generated config (`<homeDir>/.config/opencode/opencode.json`). */
   configFile: string;
   /** `-m` value: `<provider>/<model>`. */
   model: string;
-  /** Whether the model is skill-up's scripted server. */
-  scripted: boolean;
   /** The case's `max_turns` (the config's `agent.build.steps` is one more), 0 = none. */
   maxSteps: number;
 }
 
-/** True when `engine.model.provider` is `scripted`. */
-export function isScripted(engine: EngineConfig): boolean {
-  return engine.model.provider === 'scripted';
-}
-
-/** `<base>/v1` without a trailing slash (the AI SDK appends `/chat/completions`). */
-export function openaiBaseUrl(url: string): string {
-  const u = url.replace(/\/+$/, '');
-  return /\/v1$/.test(u) ? u : `${u}/v1`;
-}
 
 /** The `-m` value: scripted → `skillup/<name | scripted-model>`; else `<provider>/<name>` (or `name` when it already holds a `/`). */
 export function opencodeModel(engine: EngineConfig): string | undefined {
@@ -136,13 +78,13 @@ export function buildOpencodeConfig(ctx: EngineContext, maxSteps: number): Recor
   };
   const model = opencodeModel(ctx.engine);
   if (isScripted(ctx.engine)) {
-    if (!ctx.modelBaseUrl) throw new EngineUnavailable('opencode: engine.model.provider is "scripted" but no scripted model server was started');
+    if (!ctx.modelBaseUrl) throw noServer(opencode.name);
     const id = ctx.engine.model.name || DEFAULT_SCRIPTED_MODEL;
     cfg.provider = {
       [SCRIPTED_PROVIDER_ID]: {
         npm: '@ai-sdk/openai-compatible',
         name: 'skill-up scripted model',
-        options: { baseURL: openaiBaseUrl(ctx.modelBaseUrl), apiKey: ctx.jobId ? `skill-up-job:${ctx.jobId}` : 'dummy' },
+        options: { baseURL: openaiBaseUrl(ctx.modelBaseUrl), apiKey: scriptedApiKey(ctx) },
         models: { [id]: { name: id, tool_call: true } },
       },
     };
@@ -159,7 +101,7 @@ export function buildOpencodeConfig(ctx: EngineContext, maxSteps: number): Recor
 
 /**
  * The environment of one job's `opencode` processes: the allow-listed part of `ctx.baseEnv`
- * (`agentEnv` with OPENCODE_ENV_ALLOW) and the suite's `environment.env`, plus `HOME=<homeDir>` and
+ * (`isolatedEnv`: `agentEnv` with the definition's `envAllow`, index.ts) and the suite's `environment.env`, plus `HOME=<homeDir>` and
  * `XDG_{CONFIG,DATA,CACHE,STATE}_HOME` under it (config, the session database
  * `opencode/opencode.db`, caches and logs all stay in the job), `OPENCODE_DISABLE_AUTOUPDATE=1`,
  * `OPENCODE_DISABLE_MODELS_FETCH=1` (the bundled models list is used), `OPENCODE_DISABLE_SHARE=1`,
@@ -168,17 +110,12 @@ export function buildOpencodeConfig(ctx: EngineContext, maxSteps: number): Recor
  * `OPENCODE_CONFIG`, `OPENCODE_CONFIG_CONTENT`, `OPENCODE_CONFIG_DIR` and `OPENCODE_PERMISSION`
  * from the environment are removed so the job's config is the only one besides the workspace's.
  */
-export function buildOpencodeEnv(ctx: EngineContext): Record<string, string | undefined> {
-  const env = agentEnv(ctx, OPENCODE_ENV_ALLOW);
-  for (const v of ['OPENCODE_CONFIG', 'OPENCODE_CONFIG_CONTENT', 'OPENCODE_CONFIG_DIR', 'OPENCODE_PERMISSION', 'OPENCODE_DB']) delete env[v];
+export function buildOpencodeEnv(ctx: EngineContext): ProcessEnv {
+  // The server URL goes into opencode.json, which checks it (buildOpencodeConfig).
+  const env = isolatedEnv(ctx, opencode, { drop: ['OPENCODE_CONFIG', 'OPENCODE_CONFIG_CONTENT', 'OPENCODE_CONFIG_DIR', 'OPENCODE_PERMISSION', 'OPENCODE_DB'], requireServer: false });
   // OpenCode takes its working directory from $PWD when set (verified: an inherited PWD made it
   // work in the caller's folder, not the workspace), so PWD must name the workspace.
   env.PWD = ctx.workspace;
-  env.HOME = ctx.homeDir;
-  env.XDG_CONFIG_HOME = join(ctx.homeDir, '.config');
-  env.XDG_DATA_HOME = join(ctx.homeDir, '.local', 'share');
-  env.XDG_CACHE_HOME = join(ctx.homeDir, '.cache');
-  env.XDG_STATE_HOME = join(ctx.homeDir, '.local', 'state');
   env.OPENCODE_DISABLE_AUTOUPDATE = '1';
   env.OPENCODE_DISABLE_MODELS_FETCH = '1';
   env.OPENCODE_DISABLE_SHARE = '1';
@@ -217,11 +154,6 @@ export async function ripgrepOnPath(path: string | undefined): Promise<boolean> 
   return false;
 }
 
-/** Streams the output file's lines into the parser. */
-function parseFile(file: string, parser: OpencodeJsonParser): Promise<void> {
-  return feedLines(file, (line) => parser.push(line));
-}
-
 /**
  * A turn's error from the process outcome and the parsed output, in this order: could not
  * start (`missing` for ENOENT/EACCES, else `crash`), `timeout`, `cancelled`, the error the
@@ -229,40 +161,27 @@ function parseFile(file: string, parser: OpencodeJsonParser): Promise<void> {
  * a signal (`crash` with the stderr tail), and an exit 0 with no finished step (`protocol`).
  */
 export function decideOpencodeError(r: ProcResult, parsed: OpencodeSummary, timeoutMs: number, stderrTail: string): EngineError | undefined {
-  const failed = processError(r, timeoutMs, stderrTail);
-  if (failed) return failed;
-  if (parsed.error) return parsed.error;
-  if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
-  if (parsed.finishedSteps === 0) return { kind: 'protocol', message: 'opencode exited 0 without a finished step in its --format json output' };
-  return undefined;
+  return decideTurnError(r, parsed, timeoutMs, stderrTail, errorFacts(parsed));
 }
 
+function errorFacts(parsed: OpencodeSummary): ErrorFacts {
+  return { completed: parsed.finishedSteps > 0, noResult: 'opencode exited 0 without a finished step in its --format json output' };
+}
 
-/** The adapter. One instance serves every job. */
-export const opencodeAdapter: EngineAdapter<OpencodePrepared> = {
-  name: 'opencode',
-  npmPackage: OPENCODE_NPM_PACKAGE,
-  // Doc §2 "Skills": project skills are found in all of these; skill-up installs into the first.
-  skillDirs: ['.opencode/skills', '.opencode/skill', '.claude/skills', '.agents/skills'],
-  supportsResume: true,
-  envAllow: OPENCODE_ENV_ALLOW,
+/** Why OpenCode cannot run without ripgrep. */
+const NO_RIPGREP =
+  'opencode needs ripgrep (`rg`) on PATH: without it its skill, grep and glob tools fail ("ripgrep execution failed") and it tries to download rg. Install it (e.g. `apt-get install ripgrep`).';
 
-  /**
-   * Resolves `opencode` (installing a pinned `engine.version` into the cache) and returns the
-   * version it prints.
-   * @throws EngineUnavailable when it cannot be resolved, installed or run.
-   */
-  async check(engine: EngineConfig): Promise<{ version?: string }> {
-    return checkEngineBinary('opencode', engine.version);
-  },
-
-  /**
-   * Resolves the executable, writes `<homeDir>/.config/opencode/opencode.json`
-   * (`buildOpencodeConfig`) and builds the environment (`buildOpencodeEnv`). A binary that cannot
-   * be found, or no `rg` on PATH, is not thrown: every turn then reports `error.kind = 'missing'`.
-   * @throws EngineUnavailable when the model is scripted but `ctx.modelBaseUrl` is unset.
-   */
-  async prepare(ctx: EngineContext): Promise<OpencodePrepared> {
+/**
+ * OpenCode's part of the lifecycle: `<homeDir>/.config/opencode/opencode.json`
+ * (`buildOpencodeConfig`) and the environment (`buildOpencodeEnv`); no `rg` on PATH makes every
+ * turn `missing`. Per turn `opencode <buildOpencodeArgs>` with the prompt on stdin, stdout →
+ * `outputs/turn-<n>.opencode.jsonl`. Tokens and `costUsd` (USD) are this invocation's (sums over
+ * its `step_finish` lines, which are per model call).
+ */
+export const opencodeSpec: CliEngineSpec<OpencodeState, OpencodeSummary> = {
+  stdoutName: 'opencode.jsonl',
+  async setup(ctx) {
     const maxSteps = ctx.case.maxTurns > 0 ? ctx.case.maxTurns : 0;
     const config = buildOpencodeConfig(ctx, maxSteps);
     const env = buildOpencodeEnv(ctx);
@@ -270,66 +189,16 @@ export const opencodeAdapter: EngineAdapter<OpencodePrepared> = {
     const configFile = join(configDir, 'opencode.json');
     await mkdir(configDir, { recursive: true });
     await writeFile(configFile, JSON.stringify(config, null, 2) + '\n');
-    const prepared: OpencodePrepared = { env, configFile, model: (config.model as string | undefined) ?? '', scripted: isScripted(ctx.engine), maxSteps };
-    Object.assign(prepared, await resolveForJob('opencode', ctx.engine.version));
-    if (prepared.bin && !(await ripgrepOnPath(env.PATH))) {
-      prepared.missing =
-        'opencode needs ripgrep (`rg`) on PATH: without it its skill, grep and glob tools fail ("ripgrep execution failed") and it tries to download rg. Install it (e.g. `apt-get install ripgrep`).';
-    }
-    return prepared;
+    return { env, configFile, model: (config.model as string | undefined) ?? '', maxSteps };
   },
-
-  /**
-   * Runs one turn: `opencode <buildOpencodeArgs>` in the workspace with the prompt on stdin,
-   * stdout → `outputs/turn-<n>.opencode.jsonl`, stderr → `outputs/turn-<n>.stderr.txt` (under
-   * `ctx.outputDir`), limited to the smaller of `turn.timeoutMs` and the job deadline and killed
-   * (whole process group) on `ctx.signal`. Never throws for engine failures.
-   *
-   * `durationMs` is the process wall time (spawn to exit, ms); tokens and `costUsd` (USD) are
-   * this invocation's (sums over its `step_finish` lines, which are per model call).
-   */
-  async runTurn(ctx: EngineContext, prepared: OpencodePrepared, turn: TurnRequest): Promise<TranscriptTurn> {
-    const base = blankTurn(turn, { sessionId: turn.sessionId });
-    if (!prepared.bin || prepared.missing) {
-      return { ...base, error: { kind: 'missing', message: prepared.missing ?? 'opencode executable not found' } };
-    }
-    const stdoutRel = `outputs/turn-${turn.index}.opencode.jsonl`;
-    const stderrRel = `outputs/turn-${turn.index}.stderr.txt`;
-    const stdoutFile = join(ctx.outputDir, stdoutRel);
-    const stderrFile = join(ctx.outputDir, stderrRel);
-    await mkdir(join(ctx.outputDir, 'outputs'), { recursive: true });
-
-    const args = buildOpencodeArgs({ model: prepared.model || undefined, session: turn.sessionId, title: `skill-up ${ctx.jobId ?? ctx.case.id}` });
-    const untilDeadline = Number.isFinite(ctx.deadline) ? ctx.deadline - Date.now() : Infinity;
-    const timeoutMs = Math.max(0, Math.min(turn.timeoutMs, untilDeadline));
-    const r = await runProcess(prepared.bin, args, {
-      cwd: ctx.workspace,
-      env: prepared.env,
-      stdoutFile,
-      stderrFile,
-      timeoutMs,
-      signal: ctx.signal,
-      input: turn.prompt,
-    });
-
-    const parser = new OpencodeJsonParser({ maxSteps: prepared.maxSteps || undefined });
-    await parseFile(stdoutFile, parser);
-    const parsed = parser.finish();
-    const stderrTail = r.exitCode === 0 && !r.startError ? '' : await readTail(stderrFile, 4096);
-    const error = decideOpencodeError(r, parsed, timeoutMs, stderrTail);
-    const out: TranscriptTurn = {
-      ...base,
-      finalText: parsed.finalText,
-      toolCalls: parsed.toolCalls,
-      skillActivations: parsed.skillActivations,
-      usage: parsed.usage,
-      durationMs: Math.round(r.durationMs),
-      sessionId: parsed.sessionId ?? turn.sessionId,
-      exitCode: r.exitCode,
-      rawFiles: [stdoutRel, stderrRel],
-    };
-    if (parsed.costUsd !== undefined) out.costUsd = parsed.costUsd;
-    if (error) out.error = error;
-    return out;
-  },
+  afterResolve: async (_bin, prepared) => ((await ripgrepOnPath(prepared.env.PATH)) ? undefined : NO_RIPGREP),
+  command: (ctx, prepared, turn) => ({
+    args: buildOpencodeArgs({ model: prepared.model || undefined, session: turn.sessionId, title: `skill-up ${ctx.jobId ?? ctx.case.id}` }),
+    stdin: turn.prompt,
+  }),
+  parser: (_ctx, prepared) => new OpencodeJsonParser({ maxSteps: prepared.maxSteps || undefined }),
+  errorFacts,
 };
+
+/** The adapter. One instance serves every job. */
+export const opencodeAdapter = cliEngine(opencode, opencodeSpec);

@@ -116,6 +116,18 @@ describe('opencode shapes not in the samples', () => {
     expect(ok.finalText).toBe('step 2');
   });
 
+  it('the final text is the last step\'s text only: empty when the last step said nothing', () => {
+    const lines = [
+      line({ type: 'step_start', part: {} }),
+      line({ type: 'text', part: { type: 'text', text: "PROGRESS: I'll run ls first." } }),
+      line({ type: 'tool_use', part: { tool: 'bash', state: { status: 'completed', input: { command: 'ls' }, output: 'a' } } }),
+      line({ type: 'step_finish', part: { reason: 'tool-calls', tokens: { input: 1, output: 1 } } }),
+      line({ type: 'step_start', part: {} }),
+      line({ type: 'step_finish', part: { reason: 'stop', tokens: { input: 1, output: 0 } } }),
+    ];
+    expect(parseOpencodeJson(lines.join('\n')).finalText).toBe('');
+  });
+
   it('incremental pushes, blank and broken lines, long outputs cut', () => {
     const p = new OpencodeJsonParser({ maxToolOutputChars: 5 });
     p.push('');

@@ -38,7 +38,9 @@ export interface OpencodeParseOptions {
 export interface OpencodeSummary {
   /** `ses_…` id, from the first line carrying `sessionID`. */
   sessionId?: string;
-  /** The text parts of the last step that produced text, joined by blank lines. */
+  /** The text parts of the last step (the last model call), joined by blank lines; empty when
+   * that step said nothing (text of an earlier step, such as narration sent with a tool call,
+   * is never the answer). */
   finalText: string;
   /** Every `tool_use` in order: `output` is `state.output` (or `state.error` for a failed
    * call, then `isError: true`), cut at `maxToolOutputChars`. */
@@ -94,9 +96,8 @@ export class OpencodeJsonParser {
   private steps = 0;
   private finished = 0;
   private lastReason?: string;
-  /** Text parts of the current step, and of the last step that had text. */
+  /** Text parts of the current (last started) step. */
   private stepTexts: string[] = [];
-  private lastTexts: string[] = [];
   private errorLine?: Json;
   private badLines = 0;
 
@@ -129,10 +130,7 @@ export class OpencodeJsonParser {
         break;
       case 'text': {
         const t = str(part.text);
-        if (t !== undefined && t !== '') {
-          this.stepTexts.push(t);
-          this.lastTexts = this.stepTexts;
-        }
+        if (t !== undefined && t !== '') this.stepTexts.push(t);
         break;
       }
       case 'tool_use':
@@ -197,7 +195,7 @@ export class OpencodeJsonParser {
     }
     return {
       sessionId: this.sessionId,
-      finalText: this.lastTexts.join('\n\n'),
+      finalText: this.stepTexts.join('\n\n'),
       toolCalls: this.calls,
       skillActivations,
       usage: { ...this.usage },

@@ -6,10 +6,9 @@
  * installs into a test cache with the same resolver a run uses. When it cannot be had, the tests
  * FAIL with the reason: they are never skipped.
  */
-import { existsSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaseSpec, EngineConfig } from '../../src/config/types.js';
 import type { EngineContext, TranscriptTurn } from '../../src/engine/types.js';
@@ -17,7 +16,7 @@ import { parseModelScript } from '../../src/model/script.js';
 import { startModelServer, type ModelServer } from '../../src/model/server.js';
 import { buildQwenArgs, buildQwenEnv, buildQwenSettings, decideQwenError, openaiBaseUrl, qwenAuthType, qwenCodeAdapter } from './adapter.js';
 import { parseQwenOutput } from './parse.js';
-import { adapterTestCase, processesOf } from '../../test/support/engine.js';
+import { adapterTestCase } from '../../test/support/engine.js';
 
 const VERSION = '0.24.4';
 
@@ -131,69 +130,6 @@ describe('qwen_code adapter (real binary, scripted model)', () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  it('check() reports the binary version', async () => {
-    await expect(qwenCodeAdapter.check!(engine())).resolves.toEqual({ version: VERSION });
-  }, 60_000);
-
-  it('one turn that writes a file', async () => {
-    const ctx = await makeCtx();
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, 'Please write hello.txt for me');
-    const wall = performance.now() - t0;
-    console.log(`one scripted qwen turn (write_file + final answer): process ${turn.durationMs} ms, prepare+run ${wall.toFixed(0)} ms`);
-    expect(turn.error).toBeUndefined();
-    expect(turn.exitCode).toBe(0);
-    expect(turn.finalText).toBe('Wrote hello.txt');
-    expect(await readFile(join(ctx.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
-    expect(turn.toolCalls).toHaveLength(1);
-    expect(turn.toolCalls[0]).toMatchObject({ name: 'write_file', input: { file_path: join(ctx.workspace, 'hello.txt'), content: 'hi\n' }, isError: false });
-    expect(turn.toolCalls[0]!.output).toMatch(/Successfully created and wrote to new file/);
-    expect(turn.skillActivations).toEqual([]);
-    expect(turn.usage.input).toBeGreaterThan(0);
-    expect(turn.usage.output).toBeGreaterThan(0);
-    expect(turn.costUsd).toBeUndefined();
-    expect(turn.sessionId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(turn.rawFiles).toEqual(['outputs/turn-1.stream.jsonl', 'outputs/turn-1.stderr.txt']);
-    for (const f of turn.rawFiles) expect(existsSync(join(ctx.outputDir, f))).toBe(true);
-    // Exactly the two model calls (no memory subagent), filed under the job.
-    const exchanges = server.requestsFor(ctx.jobId!);
-    expect(exchanges.map((e) => e.conversation?.engine)).toEqual(['qwen_code', 'qwen_code']);
-    // Isolation: settings and the chat recording live in the job's QWEN_HOME.
-    expect(existsSync(join(ctx.homeDir, '.qwen', 'settings.json'))).toBe(true);
-    expect(existsSync(join(ctx.homeDir, '.qwen', 'projects'))).toBe(true);
-    const again = parseQwenOutput(await readFile(join(ctx.outputDir, turn.rawFiles[0]!), 'utf8'));
-    expect(again.finalText).toBe(turn.finalText);
-    // The vendored ripgrep got its exec bit (npm unpacks it without one).
-    const rg = join(dirname(realpathSync(binPath)), 'vendor', 'ripgrep', `${process.arch}-${process.platform}`, 'rg');
-    if (existsSync(rg)) expect(statSync(rg).mode & 0o111).not.toBe(0);
-    expect(await readFile(join(ctx.outputDir, turn.rawFiles[1]!), 'utf8')).not.toMatch(/Ripgrep not available/);
-  }, 120_000);
-
-  it('a skill installed in .qwen/skills is listed alone and activated through the skill tool', async () => {
-    const ctx = await makeCtx({ skill: true });
-    const turn = await oneTurn(ctx, 'Please greet me');
-    expect(turn.error).toBeUndefined();
-    expect(turn.skillActivations).toEqual([{ skill: 'hello', via: 'skill tool' }]);
-    expect(turn.toolCalls.map((c) => c.name)).toEqual(['skill', 'write_file']);
-    expect(turn.finalText).toBe('Greeted as the skill says.');
-    expect(await readFile(join(ctx.workspace, 'greeting.txt'), 'utf8')).toBe('Hello, World!\n');
-    const exchanges = server.requestsFor(ctx.jobId!);
-    expect(exchanges).toHaveLength(3);
-    // Bundled skills are off: the model's listing holds only the skill under test.
-    for (const e of exchanges) expect(e.conversation?.skillsListed).toEqual(['hello']);
-  }, 120_000);
-
-  it('without the skill nothing is listed and the model falls through', async () => {
-    const ctx = await makeCtx({ skill: false });
-    const turn = await oneTurn(ctx, 'Please greet me');
-    expect(turn.error).toBeUndefined();
-    expect(turn.skillActivations).toEqual([]);
-    expect(turn.finalText).toBe("I don't know how to do that.");
-    const exchanges = server.requestsFor(ctx.jobId!);
-    expect(exchanges).toHaveLength(1);
-    expect(exchanges[0]!.conversation?.skillsListed).toEqual([]);
-  }, 120_000);
-
   it('two turns: the second resumes the first session and sees it; tokens per turn', async () => {
     const ctx = await makeCtx();
     const prepared = await qwenCodeAdapter.prepare(ctx);
@@ -236,29 +172,6 @@ describe('qwen_code adapter (real binary, scripted model)', () => {
     expect(turn.toolCalls.map((c) => c.name)).toEqual(['run_shell_command', 'run_shell_command']);
   }, 120_000);
 
-  it('a model that never answers is a timeout within the limit, leaving no process behind', async () => {
-    const ctx = await makeCtx();
-    const t0 = performance.now();
-    const turn = await oneTurn(ctx, 'be slow please', 8_000);
-    const elapsed = performance.now() - t0;
-    expect(turn.error?.kind).toBe('timeout');
-    expect(turn.error?.message).toBe('timed out after 8.0 s (process group killed)');
-    expect(turn.exitCode).toBeNull();
-    expect(elapsed).toBeLessThan(8_000 + 2_000 + 3_000);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(processesOf(ctx.workspace, ctx.homeDir)).toEqual([]);
-  }, 60_000);
-
-  it('an abort signal cancels the turn and kills the process group', async () => {
-    const ac = new AbortController();
-    const ctx = await makeCtx({ signal: ac.signal });
-    setTimeout(() => ac.abort(), 4_000);
-    const turn = await oneTurn(ctx, 'be slow, then cancel', 60_000);
-    expect(turn.error?.kind).toBe('cancelled');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(processesOf(ctx.workspace, ctx.homeDir)).toEqual([]);
-  }, 60_000);
-
   it('the prompt reaches the model verbatim (stdin: a leading "-" is no option)', async () => {
     const ctx = await makeCtx();
     const prompt = '--echo: say "hi" twice\nand keep this line';
@@ -267,19 +180,6 @@ describe('qwen_code adapter (real binary, scripted model)', () => {
     expect(turn.finalText).toBe(`You said <${prompt}>`);
   }, 120_000);
 
-  it('a missing binary is reported as kind "missing"', async () => {
-    const saved = process.env.SKILL_UP_QWEN_CODE_BIN;
-    process.env.SKILL_UP_QWEN_CODE_BIN = join(root, 'no-such-qwen');
-    try {
-      const ctx = await makeCtx();
-      const turn = await oneTurn(ctx, 'write hello');
-      expect(turn.error?.kind).toBe('missing');
-      expect(turn.error?.message).toContain('SKILL_UP_QWEN_CODE_BIN');
-      await expect(qwenCodeAdapter.check!(engine())).rejects.toThrow(/no such executable/);
-    } finally {
-      process.env.SKILL_UP_QWEN_CODE_BIN = saved;
-    }
-  });
 });
 
 describe('qwen_code adapter (pure parts)', () => {
@@ -352,7 +252,7 @@ describe('qwen_code adapter (pure parts)', () => {
   it('error precedence: start failure, timeout, cancel, output error, max turns, exit code, no result', () => {
     const ok = parseQwenOutput('{"type":"result","is_error":false,"result":"x","session_id":"s"}');
     const none = parseQwenOutput('');
-    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1 };
+    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1, stdoutBytes: 0, stderrBytes: 0 };
     expect(decideQwenError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '', 0)?.kind).toBe('missing');
     expect(decideQwenError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '', 0)).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
     expect(decideQwenError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '', 0)?.kind).toBe('cancelled');

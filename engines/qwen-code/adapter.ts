@@ -10,65 +10,29 @@
  */
 import { chmod, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { EngineConfig } from '../../src/config/types.js';
-import { describeFailure, readTail, runProcess, type ProcResult } from '../../src/engine/proc.js';
-import { checkEngineBinary, feedLines, processError, resolveForJob } from '../../src/engine/turn.js';
-import {
-  EngineUnavailable,
-  blankTurn,
-  type EngineAdapter,
-  type EngineContext,
-  type EngineError,
-  type TokenUsage,
-  type TranscriptTurn,
-  type TurnRequest,
-} from '../../src/engine/types.js';
-import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
+import type { ProcResult } from '../../src/engine/proc.js';
+import { cliEngine, decideTurnError, openaiBaseUrl, isScripted, isolatedEnv, scriptedApiKey, type CliEngineSpec, type ErrorFacts, type ProcessEnv } from '../../src/engine/cli-engine.js';
+export { openaiBaseUrl };
+import type { EngineContext, EngineError, TokenUsage } from '../../src/engine/types.js';
 import { QwenStreamParser, type QwenSummary } from './parse.js';
+import { qwenAuthType, qwenCode } from './index.js';
 
-/** npm package and executable name (also in src/engine/known.ts). */
-export const QWEN_NPM_PACKAGE = '@qwen-code/qwen-code';
-export const QWEN_BIN = 'qwen';
+export { qwenAuthType };
 /** Model id sent to the scripted server when `engine.model.name` is unset. */
 export const DEFAULT_SCRIPTED_MODEL = 'scripted-model';
 /** Exit code of `qwen` when `--max-session-turns` is reached (observed with 0.24.4; no result line then). */
 export const QWEN_EXIT_MAX_TURNS = 53;
 
-/** Per-job state made by `prepare`. */
-export interface QwenPrepared {
-  bin?: string;
-  binSource?: 'env' | 'path' | 'cache';
-  /** Why the engine cannot run (every turn then ends with an error of kind `missing`). */
-  missing?: string;
+/** Qwen Code's per-job state (besides the executable, see `CliPrepared`). */
+export interface QwenState {
   /** The complete environment of every `qwen` process of the job. */
-  env: Record<string, string | undefined>;
+  env: ProcessEnv;
   /** `QWEN_HOME` of the job: `<homeDir>/.qwen` (settings.json, chats per project, usage logs). */
   qwenHome: string;
   /** `--auth-type` value. */
   authType: string;
-  scripted: boolean;
-  /** Session id → the session's cumulative `result.usage` after its last turn (tokens). */
-  cumulativeUsage: Map<string, TokenUsage>;
 }
 
-/** True when `engine.model.provider` is `scripted`. */
-export function isScripted(engine: EngineConfig): boolean {
-  return engine.model.provider === 'scripted';
-}
-
-/** `<base>/v1` without a trailing slash (the `openai` SDK appends `/chat/completions`). */
-export function openaiBaseUrl(url: string): string {
-  const u = url.replace(/\/+$/, '');
-  return /\/v1$/.test(u) ? u : `${u}/v1`;
-}
-
-/** `--auth-type`: `openai` for the scripted model and OpenAI-compatible providers; the provider's
- * own type when it is one Qwen Code knows (`anthropic`, `gemini`, `vertex-ai`, `qwen-oauth`, `openai-responses`). */
-export function qwenAuthType(engine: EngineConfig): string {
-  const p = engine.model.provider;
-  if (!p || p === 'scripted') return 'openai';
-  return ['openai', 'openai-responses', 'anthropic', 'qwen-oauth', 'gemini', 'vertex-ai'].includes(p) ? p : 'openai';
-}
 
 /**
  * `$QWEN_HOME/settings.json` of one job (no secret in it): managed auto-memory and auto-dream
@@ -89,29 +53,12 @@ export function buildQwenSettings(scripted: boolean): Record<string, unknown> {
   return s;
 }
 
-/**
- * What `qwen` receives of skill-up's environment besides the common base (src/engine/env.ts):
- * with a real model `OPENAI_*`, `DASHSCOPE_*` and `QWEN_*`, plus the provider's own for
- * `--auth-type anthropic` (`ANTHROPIC_*`), `gemini` (`GEMINI_*`, `GOOGLE_API_KEY`) and
- * `vertex-ai` (`GOOGLE_*`, `GEMINI_*`); with the scripted model nothing more.
- */
-export const QWEN_ENV_ALLOW: EnvAllowList = {
-  realModel: [/^OPENAI_/, /^DASHSCOPE_/, /^QWEN_/],
-  select: (engine) => {
-    const auth = qwenAuthType(engine);
-    if (auth === 'anthropic') return [/^ANTHROPIC_/];
-    if (auth === 'gemini') return [/^GEMINI_/, 'GOOGLE_API_KEY'];
-    if (auth === 'vertex-ai') return [/^GOOGLE_/, /^GEMINI_/];
-    return [];
-  },
-};
-
 /** Variables removed from the environment with a scripted model: each would route or authenticate elsewhere. */
 const NON_SCRIPTED_VARS = ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_MODEL', 'DASHSCOPE_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'QWEN_MODEL'];
 
 /**
  * The environment of one job's `qwen` processes: the allow-listed part of `ctx.baseEnv`
- * (`agentEnv` with QWEN_ENV_ALLOW) and the suite's `environment.env`, plus `HOME=<homeDir>` (Qwen reads
+ * (`isolatedEnv`: `agentEnv` with the definition's `envAllow`, index.ts) and the suite's `environment.env`, plus `HOME=<homeDir>` (Qwen reads
  * `~/.agents/skills` through `os.homedir()`), `QWEN_HOME=<homeDir>/.qwen`,
  * `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under `<homeDir>`, `QWEN_CODE_SUPPRESS_YOLO_WARNING=1`, and:
  * - scripted: `OPENAI_BASE_URL=<ctx.modelBaseUrl>/v1`, `OPENAI_API_KEY=skill-up-job:<jobId>`
@@ -122,22 +69,15 @@ const NON_SCRIPTED_VARS = ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_MODEL', 
  *
  * @throws EngineUnavailable when the model is scripted but no server URL was given.
  */
-export function buildQwenEnv(ctx: EngineContext, qwenHome: string): Record<string, string | undefined> {
-  const env = agentEnv(ctx, QWEN_ENV_ALLOW);
+export function buildQwenEnv(ctx: EngineContext, qwenHome: string): ProcessEnv {
+  // QWEN_CODE_UNATTENDED_RETRY would retry capacity errors for hours.
+  const env = isolatedEnv(ctx, qwenCode, { drop: ['QWEN_CODE_UNATTENDED_RETRY'], dropScripted: NON_SCRIPTED_VARS });
   env.PWD = ctx.workspace; // as for OpenCode: never let an inherited PWD name another folder
-  env.HOME = ctx.homeDir;
   env.QWEN_HOME = qwenHome;
-  env.XDG_CONFIG_HOME = join(ctx.homeDir, '.config');
-  env.XDG_CACHE_HOME = join(ctx.homeDir, '.cache');
-  env.XDG_DATA_HOME = join(ctx.homeDir, '.local', 'share');
-  env.XDG_STATE_HOME = join(ctx.homeDir, '.local', 'state');
   env.QWEN_CODE_SUPPRESS_YOLO_WARNING = '1';
-  delete env.QWEN_CODE_UNATTENDED_RETRY; // would retry capacity errors for hours
   if (isScripted(ctx.engine)) {
-    if (!ctx.modelBaseUrl) throw new EngineUnavailable('qwen_code: engine.model.provider is "scripted" but no scripted model server was started');
-    for (const v of NON_SCRIPTED_VARS) delete env[v];
-    env.OPENAI_BASE_URL = openaiBaseUrl(ctx.modelBaseUrl);
-    env.OPENAI_API_KEY = ctx.jobId ? `skill-up-job:${ctx.jobId}` : 'dummy';
+    env.OPENAI_BASE_URL = openaiBaseUrl(ctx.modelBaseUrl!);
+    env.OPENAI_API_KEY = scriptedApiKey(ctx);
     env.OPENAI_MODEL = ctx.engine.model.name || DEFAULT_SCRIPTED_MODEL;
   } else if (ctx.engine.model.baseUrl) {
     env.OPENAI_BASE_URL = ctx.engine.model.baseUrl;
@@ -160,11 +100,6 @@ export function buildQwenArgs(opts: { authType: string; maxTurns: number; model?
   return args;
 }
 
-/** Streams the output file's lines into the parser. */
-function parseFile(file: string, parser: QwenStreamParser): Promise<void> {
-  return feedLines(file, (line) => parser.push(line));
-}
-
 /**
  * A turn's error from the process outcome and the parsed output, in this order: could not start
  * (`missing` for ENOENT/EACCES, else `crash`), `timeout`, `cancelled`, the error the output
@@ -173,15 +108,16 @@ function parseFile(file: string, parser: QwenStreamParser): Promise<void> {
  * tail), and an exit 0 without a result line (`protocol`).
  */
 export function decideQwenError(r: ProcResult, parsed: QwenSummary, timeoutMs: number, stderrTail: string, maxTurns: number): EngineError | undefined {
-  const failed = processError(r, timeoutMs, stderrTail);
-  if (failed) return failed;
-  if (parsed.error) return parsed.error;
-  if (r.exitCode === QWEN_EXIT_MAX_TURNS || /Reached max session turns/i.test(stderrTail)) {
-    return { kind: 'protocol', message: `max turns reached (${maxTurns > 0 ? maxTurns : '?'})` };
-  }
-  if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
-  if (!parsed.hasResult) return { kind: 'protocol', message: 'qwen exited 0 without a "result" line in its stream-json output' };
-  return undefined;
+  return decideTurnError(r, parsed, timeoutMs, stderrTail, errorFacts(parsed, r, stderrTail, maxTurns));
+}
+
+function errorFacts(parsed: QwenSummary, r: ProcResult, stderrTail: string, maxTurns: number): ErrorFacts {
+  const maxed = r.exitCode === QWEN_EXIT_MAX_TURNS || /Reached max session turns/i.test(stderrTail);
+  return {
+    completed: parsed.hasResult,
+    noResult: 'qwen exited 0 without a "result" line in its stream-json output',
+    ...(maxed ? { exitError: { kind: 'protocol', message: `max turns reached (${maxTurns > 0 ? maxTurns : '?'})` } } : {}),
+  };
 }
 
 /**
@@ -202,96 +138,34 @@ export async function fixVendoredRipgrep(bin: string): Promise<void> {
 }
 
 
-/** The adapter. One instance serves every job. */
-export const qwenCodeAdapter: EngineAdapter<QwenPrepared> = {
-  name: 'qwen_code',
-  npmPackage: QWEN_NPM_PACKAGE,
-  // Doc §4 "Skills": PROJECT_SKILL_DIRS = [".qwen", ".agents"]; `.claude/skills` is not read.
-  skillDirs: ['.qwen/skills', '.agents/skills'],
-  supportsResume: true,
-  envAllow: QWEN_ENV_ALLOW,
-
-  /**
-   * Resolves `qwen` (installing a pinned `engine.version` into the cache) and returns the version
-   * it prints.
-   * @throws EngineUnavailable when it cannot be resolved, installed or run.
-   */
-  async check(engine: EngineConfig): Promise<{ version?: string }> {
-    return checkEngineBinary('qwen_code', engine.version);
-  },
-
-  /**
-   * Resolves the executable, writes `<homeDir>/.qwen/settings.json` (`buildQwenSettings`) and
-   * builds the environment (`buildQwenEnv`). A binary that cannot be found is not thrown: every
-   * turn then reports `error.kind = 'missing'`.
-   * @throws EngineUnavailable when the model is scripted but `ctx.modelBaseUrl` is unset.
-   */
-  async prepare(ctx: EngineContext): Promise<QwenPrepared> {
+/**
+ * Qwen Code's part of the lifecycle: `<homeDir>/.qwen/settings.json` (`buildQwenSettings`) and
+ * the environment (`buildQwenEnv`); the vendored ripgrep made executable. Per turn `qwen
+ * <buildQwenArgs>` with the prompt on stdin, stdout → `outputs/turn-<n>.stream.jsonl`. Tokens
+ * are this turn's: Qwen's `result.usage` is cumulative over a resumed session, so the session's
+ * last figure is carried and subtracted. Qwen Code reports no cost, so `costUsd` stays unset.
+ */
+export const qwenCodeSpec: CliEngineSpec<QwenState, QwenSummary, TokenUsage> = {
+  stdoutName: 'stream.jsonl',
+  async setup(ctx) {
     const qwenHome = join(ctx.homeDir, '.qwen');
     const env = buildQwenEnv(ctx, qwenHome);
-    const scripted = isScripted(ctx.engine);
     await mkdir(qwenHome, { recursive: true });
-    await writeFile(join(qwenHome, 'settings.json'), JSON.stringify(buildQwenSettings(scripted), null, 2) + '\n');
-    const prepared: QwenPrepared = { env, qwenHome, authType: qwenAuthType(ctx.engine), scripted, cumulativeUsage: new Map() };
-    Object.assign(prepared, await resolveForJob('qwen_code', ctx.engine.version));
-    if (prepared.bin) await fixVendoredRipgrep(prepared.bin);
-    return prepared;
+    await writeFile(join(qwenHome, 'settings.json'), JSON.stringify(buildQwenSettings(isScripted(ctx.engine)), null, 2) + '\n');
+    return { env, qwenHome, authType: qwenAuthType(ctx.engine) };
   },
-
-  /**
-   * Runs one turn: `qwen <buildQwenArgs>` in the workspace with the prompt on stdin, stdout →
-   * `outputs/turn-<n>.stream.jsonl`, stderr → `outputs/turn-<n>.stderr.txt` (under
-   * `ctx.outputDir`), limited to the smaller of `turn.timeoutMs` and the job deadline and killed
-   * (whole process group) on `ctx.signal`. Never throws for engine failures.
-   *
-   * `durationMs` is the process wall time (spawn to exit, ms). Tokens are this turn's: Qwen's
-   * `result.usage` is cumulative over a resumed session, so the previous turn's figure is
-   * subtracted. Qwen Code reports no cost, so `costUsd` stays unset.
-   */
-  async runTurn(ctx: EngineContext, prepared: QwenPrepared, turn: TurnRequest): Promise<TranscriptTurn> {
-    const base = blankTurn(turn, { sessionId: turn.sessionId });
-    if (!prepared.bin) return { ...base, error: { kind: 'missing', message: prepared.missing ?? 'qwen executable not found' } };
-    const stdoutRel = `outputs/turn-${turn.index}.stream.jsonl`;
-    const stderrRel = `outputs/turn-${turn.index}.stderr.txt`;
-    const stdoutFile = join(ctx.outputDir, stdoutRel);
-    const stderrFile = join(ctx.outputDir, stderrRel);
-    await mkdir(join(ctx.outputDir, 'outputs'), { recursive: true });
-
-    const maxTurns = ctx.case.maxTurns;
-    const model = prepared.scripted ? undefined : ctx.engine.model.name;
-    const args = buildQwenArgs({ authType: prepared.authType, maxTurns, model, resume: turn.sessionId });
-    const untilDeadline = Number.isFinite(ctx.deadline) ? ctx.deadline - Date.now() : Infinity;
-    const timeoutMs = Math.max(0, Math.min(turn.timeoutMs, untilDeadline));
-    const r = await runProcess(prepared.bin, args, {
-      cwd: ctx.workspace,
-      env: prepared.env,
-      stdoutFile,
-      stderrFile,
-      timeoutMs,
-      signal: ctx.signal,
-      input: turn.prompt,
-    });
-
-    const previous = turn.sessionId ? prepared.cumulativeUsage.get(turn.sessionId) : undefined;
-    const parser = new QwenStreamParser({ previousCumulativeUsage: previous, resumed: turn.sessionId !== undefined });
-    await parseFile(stdoutFile, parser);
-    const parsed = parser.finish();
-    if (parsed.sessionId && parsed.cumulativeUsage) prepared.cumulativeUsage.set(parsed.sessionId, parsed.cumulativeUsage);
-
-    const stderrTail = r.exitCode === 0 && !r.startError ? '' : await readTail(stderrFile, 4096);
-    const error = decideQwenError(r, parsed, timeoutMs, stderrTail, maxTurns);
-    const out: TranscriptTurn = {
-      ...base,
-      finalText: parsed.finalText,
-      toolCalls: parsed.toolCalls,
-      skillActivations: parsed.skillActivations,
-      usage: parsed.usage,
-      durationMs: Math.round(r.durationMs),
-      sessionId: parsed.sessionId ?? turn.sessionId,
-      exitCode: r.exitCode,
-      rawFiles: [stdoutRel, stderrRel],
-    };
-    if (error) out.error = error;
-    return out;
+  async afterResolve(bin) {
+    await fixVendoredRipgrep(bin);
+    return undefined;
   },
+  command: (ctx, prepared, turn) => ({
+    args: buildQwenArgs({ authType: prepared.authType, maxTurns: ctx.case.maxTurns, model: isScripted(ctx.engine) ? undefined : ctx.engine.model.name, resume: turn.sessionId }),
+    stdin: turn.prompt,
+  }),
+  parser: (_ctx, _p, turn, previous) => new QwenStreamParser({ previousCumulativeUsage: previous, resumed: turn.sessionId !== undefined }),
+  carry: (parsed) => parsed.cumulativeUsage,
+  errorFacts: (parsed, r, stderrTail, ctx) => errorFacts(parsed, r, stderrTail, ctx.case.maxTurns),
 };
+
+/** The adapter. One instance serves every job. */
+export const qwenCodeAdapter = cliEngine(qwenCode, qwenCodeSpec);

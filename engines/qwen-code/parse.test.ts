@@ -41,6 +41,13 @@ describe('qwen-code samples', () => {
     expect(s.engineVersion).toBe('0.24.4');
   });
 
+  it('the init line gives the tools offered and the permission mode', () => {
+    const s = parseQwenOutput(sample('run3-skill.stream.jsonl'));
+    expect(s.permissionMode).toBe('yolo');
+    expect(s.toolsOffered).toEqual(expect.arrayContaining(['skill', 'write_file', 'run_shell_command']));
+    expect(s.toolsOffered![0]).toBe('get_goal');
+  });
+
   it('run1-write: write_file call paired with its result; result text and usage', () => {
     const s = parseQwenOutput(sample('run1-write.stream.jsonl'));
     expect(s.sessionId).toBe('330ed6f8-9deb-430b-a2b6-126f2f2537b0');

@@ -69,6 +69,10 @@ export interface QwenSummary {
   engineVersion?: string;
   /** `init.slash_commands`: built-in commands and the skills Qwen Code found (unlabelled). */
   slashCommands?: string[];
+  /** Tools offered to the model: `init.tools`, in its order. Undefined without an init line. */
+  toolsOffered?: string[];
+  /** `init.permission_mode` (e.g. `yolo`). Undefined without one. */
+  permissionMode?: string;
   hasResult: boolean;
   /** `result.subtype`. */
   resultSubtype?: string;
@@ -281,6 +285,8 @@ export class QwenStreamParser {
       model: init ? str(init.model) : undefined,
       engineVersion: init ? str(init.qwen_code_version) : undefined,
       slashCommands: init && Array.isArray(init.slash_commands) ? init.slash_commands.filter((s): s is string => typeof s === 'string') : undefined,
+      ...(init && Array.isArray(init.tools) ? { toolsOffered: init.tools.filter((t): t is string => typeof t === 'string') } : {}),
+      ...(init && str(init.permission_mode) ? { permissionMode: str(init.permission_mode) } : {}),
       hasResult: r !== undefined,
       resultSubtype: r ? str(r.subtype) : undefined,
       badLines: this.badLines,

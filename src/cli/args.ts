@@ -3,7 +3,7 @@
  * exit with code 2 instead of a stack trace.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { closest, distance } from 'fastest-levenshtein';
+import { didYouMean } from '../util/did-you-mean.js';
 
 /** A usage mistake: the CLI prints the message and the command's help hint, exit code 2. */
 export class UsageError extends Error {}
@@ -29,9 +29,7 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: s
     const unknown = /^Unknown option '(--?[^']+)'/.exec(message)?.[1];
     if (unknown) {
       const names = Object.keys(options).map((n) => `--${n}`);
-      const near = closest(unknown, names);
-      const hint = distance(unknown, near) <= 3 ? `; did you mean \`${near}\`?` : '';
-      throw new UsageError(`unknown option \`${unknown}\`${hint}`);
+      throw new UsageError(`unknown option \`${unknown}\`${didYouMean(unknown, names, { maxDistance: 3 })}`);
     }
     throw new UsageError(message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
   }

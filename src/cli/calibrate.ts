@@ -92,7 +92,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   if (positionals.length > 1) throw new UsageError(`calibrate takes one path, got ${positionals.length}: ${positionals.join(' ')}`);
   const splits = intFlag('splits', values.splits, 1, 100_000) ?? DEFAULT_SPLITS;
   const alpha = numberFlag('alpha', values.alpha, 1e-9, 1 - 1e-9, 'a number between 0 and 1 (e.g. 0.05)') ?? 0.05;
-  const filters = { cases: values.case as string[] | undefined, excludeCases: values['exclude-case'] as string[] | undefined, tags: values.tag as string[] | undefined };
+  const filters = { cases: values.case, excludeCases: values['exclude-case'], tags: values.tag };
   const k = intFlag('trials', values.trials, 1, 500) ?? (await defaultHalf(positionals[0], filters));
 
   const runArgv = [...positionals, '--trials', String(2 * k), '--no-baseline'];

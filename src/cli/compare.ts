@@ -158,10 +158,10 @@ export async function compareCommand(argv: string[]): Promise<number> {
     margin: marginPoints !== undefined ? marginPoints / 100 : DEFAULT_REGRESSION_MARGIN,
     maxErrorRate: maxErrorRate ?? DEFAULT_DECISION.maxErrorRate,
     errorsAsFailures: values['errors-as-failures'] === true,
-    ...(on ? { onInconclusive: on as 'pass' | 'fail' } : {}),
+    ...(on ? { onInconclusive: on } : {}),
   });
 
-  checkOutputs(values as Record<string, unknown>, positionals);
+  checkOutputs(values, positionals);
   const written: string[] = [];
   if (values.markdown) written.push(await put('markdown', values.markdown, c.comparisonMarkdown(comparison)));
   if (values.html) written.push(await put('html', values.html, c.comparisonHtml(comparison)));

@@ -92,7 +92,7 @@ export async function importCommand(argv: string[]): Promise<number> {
 /** The evals.json a target means: the file itself, or `evals/evals.json` / `evals.json` in a folder. */
 function findEvalsJson(target: string): string {
   const abs = path.resolve(target);
-  let isDir = false;
+  let isDir: boolean;
   try {
     isDir = statSync(abs).isDirectory();
   } catch {

@@ -2,7 +2,7 @@
  * skill-up's entry point: dispatches sub-commands and turns every expected failure into one
  * clear message and an exit code (2 for bad input, 3 for infrastructure), never a stack trace.
  */
-import { closest, distance } from 'fastest-levenshtein';
+import { nearest } from '../util/did-you-mean.js';
 import { ConfigError } from '../config/diagnostics.js';
 import { PlanError } from '../plan/plan.js';
 import { OutputDirError } from '../run/output.js';
@@ -63,8 +63,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const handler = COMMANDS[cmd];
   if (!handler) {
-    const near = closest(cmd, Object.keys(COMMANDS));
-    const hint = distance(cmd, near) <= 2 ? ` did you mean \`${near}\`?` : '';
+    const near = nearest(cmd, Object.keys(COMMANDS), { maxDistance: 2 });
+    const hint = near !== undefined ? ` did you mean \`${near}\`?` : '';
     process.stderr.write(`skill-up: unknown command \`${cmd}\`${hint ? `;${hint}` : ''} (commands: ${Object.keys(COMMANDS).join(', ')}; see skill-up --help)\n`);
     return 2;
   }
@@ -79,7 +79,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`skill-up ${cmd}: ${e.message} (see skill-up ${cmd} --help)\n`);
       return 2;
     }
-    process.stderr.write(`skill-up ${cmd}: internal error: ${(e as Error).stack ?? e}\n`);
+    process.stderr.write(`skill-up ${cmd}: internal error: ${(e as Error).stack ?? String(e)}\n`);
     return 3;
   }
 }

@@ -7,6 +7,7 @@ import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parse, UsageError } from './args.js';
 import { VERSION } from './version.js';
+import type { ShardInput } from '../merge/index.js';
 
 export const MERGE_HELP = `Usage: skill-up merge <run folder>... [--output-dir <dir>] [--allow-partial]
 
@@ -66,7 +67,7 @@ export async function mergeCommand(argv: string[]): Promise<number> {
   if (values['output-dir'] !== undefined && values['output-dir'].trim() === '') throw new UsageError('--output-dir needs a folder, got an empty value');
   const { loadResultDoc, ResultFileError } = await import('../report/load.js');
   const { checkShards, combine, copyJobDirs, listSome, MergeError } = await import('../merge/index.js');
-  type Input = import('../merge/index.js').ShardInput;
+  type Input = ShardInput;
 
   const inputs: Input[] = [];
   for (const p of positionals) {

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { ReportFormat } from '../config/types.js';
-import { closest, distance } from 'fastest-levenshtein';
+import { didYouMean } from '../util/did-you-mean.js';
 import { listFlag, parse, UsageError } from './args.js';
 import type { ResultDoc } from '../report/result-json.js';
 import type * as DecisionTextModule from '../report/decision-text.js';
@@ -65,8 +65,7 @@ export function parseFormats(values: string[] | undefined): ReportFormat[] {
   for (const v of listFlag(values)) {
     const f = v.toLowerCase() === 'md' ? 'markdown' : v.toLowerCase() === 'xml' ? 'junit' : v.toLowerCase();
     if (!(REPORT_FORMATS as readonly string[]).includes(f)) {
-      const near = closest(f, [...REPORT_FORMATS]);
-      const hint = distance(f, near) <= 3 ? `; did you mean \`${near}\`?` : '';
+      const hint = didYouMean(f, REPORT_FORMATS, { maxDistance: 3 });
       throw new UsageError(`unknown format \`${v}\` (formats: ${REPORT_FORMATS.join(', ')})${hint}`);
     }
     if (!out.includes(f as ReportFormat)) out.push(f as ReportFormat);
@@ -83,7 +82,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
   }
   if (positionals.length === 0) throw new UsageError('report needs the result.json of a run (e.g. my-skill-workspace/iteration-1/result.json)');
   if (positionals.length > 1) throw new UsageError(`report takes one result.json, got ${positionals.length}: ${positionals.join(' ')}`);
-  const explicit = parseFormats(values.format as string[] | undefined);
+  const explicit = parseFormats(values.format);
   const { loadResultDoc, ResultFileError } = await import('../report/load.js');
   const { writeDocReports } = await import('../report/write.js');
   const { verdictOf } = await import('../report/markdown.js');

@@ -5,45 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
-import type { Suite } from '../config/types.js';
-import type { DecisionConfig } from '../gate/index.js';
+import type { EngineConfig, Suite } from '../config/types.js';
 import type { Job, PlanOptions } from '../plan/plan.js';
 import { EventLog, EventLogError, checkEventLogPath, type ForbiddenPath } from '../run/events.js';
-import { Journal } from '../run/journal.js';
-import {
-  JOURNAL_FORMAT,
-  ResumeError,
-  clearJobDirs,
-  describeSuiteChange,
-  inPlanOrder,
-  loadResume,
-  mergeFlags,
-  partitionJobs,
-  storedFlags,
-  suiteManifest,
-  type RunHeader,
-  type ResumeState,
-} from '../run/resume.js';
-import type { JobResult } from '../run/types.js';
+import type { RunLog } from '../run/log.js';
+import { ResumeError, describeSuiteChange, loadResume, mergeFlags, partitionJobs, storedFlags, suiteManifest, type ResumeState } from '../run/resume.js';
 import { UsageError } from './args.js';
 import { VERSION } from './version.js';
 
-export { inPlanOrder };
-
-/** The journal and event-log side of one invocation of `run`. */
-export interface RunLog {
-  /** The invocation id: the journal header's `runId`, the event log's `invocation_id`. */
-  runId: string;
-  /** What the header records of the plan: the plan options, the engines, the shard. */
-  plan: Record<string, unknown>;
-  flags: Record<string, unknown>;
-  target: string;
-  manifest?: Record<string, string>;
-  resume?: ResumeState;
-  /** A resume's split of the plan: finished jobs kept, the others to run. */
-  split?: ReturnType<typeof partitionJobs>;
-  events?: EventLog;
-}
+export type { RunLog };
 
 const shown = (p: string) => relative(process.cwd(), p) || p;
 
@@ -108,6 +78,8 @@ export function eventLogTarget(file: string | undefined, outputRoot: string, ite
  */
 export async function prepareRunLog(opts: {
   suite: Suite;
+  /** The run's engines (`--engine`). */
+  engines: EngineConfig[];
   outputRoot: string;
   suiteHash: string;
   values: Record<string, unknown>;
@@ -121,7 +93,7 @@ export async function prepareRunLog(opts: {
   const manifest = await suiteManifest(suite.skillDir, [opts.outputRoot]);
   const log: RunLog = {
     runId: randomUUID(),
-    plan: { ...opts.planOptions, engines: suite.engines.map((e) => e.name), ...(opts.shard ? { shard: opts.shard } : {}) },
+    plan: { ...opts.planOptions, engines: opts.engines.map((e) => e.name), ...(opts.shard ? { shard: opts.shard } : {}) },
     flags: storedFlags(opts.values),
     target: opts.positional ? resolve(opts.positional) : suite.skillDir,
     ...(manifest ? { manifest } : {}),
@@ -142,89 +114,12 @@ export async function prepareRunLog(opts: {
   return log;
 }
 
-/** Everything `openJournal` writes into a new header. */
-export interface HeaderParts {
-  suite: Suite;
-  skillName: string;
-  suiteHash: string;
-  jobs: Job[];
-  decision: DecisionConfig;
-  options: Record<string, unknown>;
-  versions: Map<string, string | undefined>;
-}
-
-/**
- * Opens the iteration's journal: a new one with the full header, or for a resume the
- * existing one (a torn last line cut off) with a `resume` line, after emptying the folders of
- * the jobs that run again. Returns the journal, the kept results and the jobs to run.
- */
-export async function openJournal(log: RunLog, parts: HeaderParts, dir: string, iteration: number, startedAt: Date): Promise<{ journal: Journal; kept: JobResult[]; toRun: Job[] }> {
-  const file = join(dir, 'journal.jsonl');
-  const { suite, jobs } = parts;
-  if (!log.resume || !log.split) {
-    const header: RunHeader = {
-      type: 'run',
-      format: JOURNAL_FORMAT,
-      startedAt: startedAt.toISOString(),
-      runId: log.runId,
-      tool: { name: 'skill-up', version: VERSION },
-      skill: { name: parts.skillName, path: suite.skillDir },
-      evalFile: suite.evalFile,
-      suiteHash: parts.suiteHash,
-      ...(log.manifest ? { manifest: log.manifest } : {}),
-      iteration,
-      jobs: jobs.length,
-      plan: log.plan,
-      flags: log.flags,
-      target: log.target,
-      cwd: process.cwd(),
-      engines: suite.engines.map((e) => ({
-        name: e.name,
-        displayName: e.displayName,
-        ...(e.version ? { version: e.version } : {}),
-        ...(parts.versions.get(e.name) ? { resolvedVersion: parts.versions.get(e.name) } : {}),
-        model: { ...(e.model.provider ? { provider: e.model.provider } : {}), ...(e.model.name ? { name: e.model.name } : {}) },
-      })),
-      options: parts.options,
-      decision: parts.decision,
-    };
-    return { journal: await Journal.create(file, header), kept: [], toRun: jobs };
-  }
-  const { kept, toRun, errored } = log.split;
-  const forced = parts.suiteHash !== log.resume.suiteHash;
-  await clearJobDirs(dir, toRun);
-  const journal = await Journal.reopen(file);
-  await journal.write({
-    type: 'resume',
-    at: new Date().toISOString(),
-    runId: log.runId,
-    suiteHash: parts.suiteHash,
-    ...(forced ? { forced: true, ...(log.manifest ? { manifest: log.manifest } : {}) } : {}),
-    jobs: jobs.length,
-    kept: kept.length,
-    toRun: toRun.length,
-  });
-  const torn = log.resume.tornTail ? '; the torn last line of journal.jsonl was dropped' : log.resume.badLines ? `; ${log.resume.badLines} unreadable journal line(s) skipped` : '';
-  process.stderr.write(`resuming ${shown(dir)}: ${kept.length} of ${jobs.length} job(s) finished and kept, ${toRun.length} to run (${errored} errored, ${toRun.length - errored} unfinished)${torn}\n`);
-  return { journal, kept, toRun };
-}
-
-/** result.json `options` of a resumed run: the original command line, and how it was resumed. */
-export function resumeOptions(log: RunLog | undefined, argv: string[]): Record<string, unknown> {
-  if (!log?.resume || !log.split) return {};
-  const h = log.resume.header;
-  return {
-    ...(Array.isArray(h.options?.argv) ? { argv: h.options.argv } : {}),
-    resumed: { times: log.resume.resumes.length + 1, kept_jobs: log.split.kept.length, argv },
-  };
-}
-
 /**
  * Opens `--event-log` (now, just before the first job: a path that cannot be written is a
  * usage error, exit 2) and announces the run. An exit without {@link endEvents} (an internal
  * error, a second Ctrl-C) still writes `run_finished`.
  */
-export function startEvents(log: RunLog, file: string | undefined, opts: { skillName: string; suite: Suite; jobs: number; iterations: number }): void {
+export function startEvents(log: RunLog, file: string | undefined, opts: { skillName: string; engines: EngineConfig[]; jobs: number; iterations: number }): void {
   if (!file) return;
   let events: EventLog;
   try {
@@ -236,7 +131,7 @@ export function startEvents(log: RunLog, file: string | undefined, opts: { skill
   log.events = events;
   events.runStarted({
     skillName: opts.skillName,
-    engines: opts.suite.engines.map((e) => e.displayName),
+    engines: opts.engines.map((e) => e.displayName),
     taskTotal: opts.jobs * Math.max(1, opts.iterations),
     iterationsTotal: Math.max(1, opts.iterations),
     version: VERSION,

@@ -2,41 +2,32 @@
  * `skill-up run [path]`: load → plan → run → grade → report, with a live progress display,
  * a crash-safe journal, and Ctrl-C handling that stops the engines and still writes reports.
  */
-import { setMaxListeners } from 'node:events';
-import { basename, isAbsolute, relative, resolve } from 'node:path';
+import { basename, relative, resolve } from 'node:path';
 import { loadSuite } from '../config/load.js';
 import { suiteHash } from '../config/hash.js';
-import { partialDecision } from '../cost/partial.js';
-import { canonicalEngineName, missingVersionError, unknownEngineMessage } from '../config/engines.js';
-import type { Suite } from '../config/types.js';
-import { getAdapter, unavailableAdapter } from '../engine/registry.js';
-import { EngineUnavailable, type EngineAdapter } from '../engine/types.js';
-import { killAllGroups } from '../engine/proc.js';
+import { canonicalEngineName, unknownEngineMessage } from '../config/engines.js';
+import type { EngineConfig, Suite } from '../config/types.js';
 import { prepareSuiteEnv, SuiteEnvError } from '../engine/env.js';
-import { planJobs, selectCases, type Job, type PlanOptions } from '../plan/plan.js';
-import { parseShard, shardJobs, type ShardRecord } from '../plan/shard.js';
-import { writeReports } from '../report/write.js';
+import type { Job, PlanOptions } from '../plan/plan.js';
+import { parseShard, type ShardRecord } from '../plan/shard.js';
 import { githubEnabled, publishToGithub } from '../report/github.js';
-import type { ReportFormat } from '../config/types.js';
 import { lintSkill } from '../skill/lint.js';
-import { planSkillInstall, SkillInstallError } from '../skill/install.js';
-import { ConfigError } from '../config/diagnostics.js';
-import type { ResolvedSkill } from '../run/job.js';
 import { createIterationDir, defaultOutputRoot, OutputDirError, resetIterationDir } from '../run/output.js';
 import { fitParallelism } from '../run/limits.js';
-import { createProgress } from '../run/progress.js';
-import { executeJobs } from '../run/run.js';
-import { loadScripts, startScriptedModel } from '../run/model.js';
-import type { JobResult } from '../run/types.js';
+import { loadScripts } from '../run/model.js';
+import { dryRunCost, engineNames, prepareExtras } from '../run/extras.js';
+import type { LoadedPreviousRun } from '../run/previous.js';
+import { combineExitCodes, planRun, prepareRun, reportFormats, runSuite, type RunRecord, type RunSuiteOptions } from '../run/suite.js';
 import { formatP, type Uplift } from '../stats/index.js';
-import { decide, DEFAULT_DECISION, DEFAULT_REGRESSION_MARGIN, type Decision, type DecisionConfig, type GateResult, type PreviousRun } from '../gate/index.js';
-import { trialsOf } from '../report/result-json.js';
+import { DEFAULT_DECISION, DEFAULT_REGRESSION_MARGIN, type Decision, type DecisionConfig, type GateResult, type PreviousRun } from '../gate/index.js';
 import { intFlag, listFlag, numberFlag, parse, UsageError } from './args.js';
 import { printWarnings } from './diagnostics.js';
-import { VERSION } from './version.js';
 import { readAlibabaFlags } from './alibaba-flags.js';
-import { checkResumeSuite, endEvents, eventLogTarget, inPlanOrder, openJournal, prepareRunLog, resumeOptions, startEvents, startResume, type RunLog } from './run-resume.js';
-import { applyModelOverride, dryRunCost, finishIteration, formatsFlag, jobHooks, maxCostFlag, prepareExtras, type RunExtras } from './run-extras.js';
+import { checkResumeSuite, endEvents, eventLogTarget, prepareRunLog, startEvents, startResume } from './run-resume.js';
+import { formatsFlag, maxCostFlag, withModel } from './run-extras.js';
+
+/** Re-exported for the commands and tests that knew them here. */
+export { combineExitCodes, reportFormats };
 
 export const RUN_HELP = `Usage: skill-up run [path] [options]
 
@@ -168,7 +159,9 @@ export interface RunOutcome {
 
 /**
  * Runs exactly like `skill-up run <argv>` (printing included) and says where result.json was
- * written, for commands built on a run (`calibrate`). @throws ConfigError, UsageError
+ * written, for commands built on a run (`calibrate`). Parses the flags into the driver's
+ * options (src/run/suite.ts), calls `runSuite` once per iteration and prints each RunRecord.
+ * @throws ConfigError, UsageError
  */
 export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const none = (exitCode: number): RunOutcome => ({ exitCode, resultFile: null, iterationDir: null });
@@ -185,7 +178,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const trials = intFlag('trials', values.trials, 1, 1000);
   const parallelismFlag = intFlag('parallelism', values.parallelism, 1, 256);
   const iterations = intFlag('iteration', values.iteration, 0, 100) ?? 0;
-  const formats = formatsFlag(values.format as string[] | undefined);
+  const formats = formatsFlag(values.format);
   const maxCost = maxCostFlag(values['max-cost']);
   if (values['no-delete']) values['keep-workspaces'] = true;
   const shardSpec = values.shard !== undefined ? parseShard(values.shard) : undefined;
@@ -199,30 +192,21 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   }
   printWarnings(warnings);
   checkResumeSuite(resume, suite);
-  const engineNames = listFlag(values.engine as string[] | undefined);
-  applyEngineOverride(suite, engineNames, values.engine !== undefined);
-  applyModelOverride(suite, values.model);
+  // --engine and --model choose the run's engines; the suite itself is left as loaded.
+  const engines = withModel(selectEngines(suite, listFlag(values.engine), values.engine !== undefined), values.model);
   if (values.baseline && values['no-baseline']) throw new UsageError('--baseline and --no-baseline contradict each other: give one');
   if (values['no-baseline']) suite.benchmark.enabled = false;
   const baseline = Boolean(values.baseline) || suite.benchmark.enabled;
-  const decision = await decisionConfigOf(values, suite, baseline);
+  const decision = await decisionConfigOf(values, suite, engines, baseline);
   const planOptions: PlanOptions = {
-    cases: values.case as string[] | undefined,
-    excludeCases: values['exclude-case'] as string[] | undefined,
-    tags: values.tag as string[] | undefined,
+    cases: values.case,
+    excludeCases: values['exclude-case'],
+    tags: values.tag,
     trials,
     baseline: values.baseline,
   };
-  const fullPlan = planJobs(suite, planOptions);
   // --shard: whole cases of the selected ones (src/plan/shard.ts), whatever the engines.
-  const sharded = shardSpec ? shardJobs(selectCases(suite, planOptions), fullPlan, shardSpec, { trials, variants: baseline ? 2 : 1 }) : undefined;
-  const jobs = sharded?.jobs ?? fullPlan;
-  const planned = new Set(jobs.map((j) => j.case.id));
-  for (const c of suite.cases) {
-    if (c.engines && !planned.has(c.id) && c.engines.every((e) => !suite.engines.some((x) => x.name === e))) {
-      process.stderr.write(`note: case \`${c.id}\` runs only on ${c.engines.join(', ')}, which this run does not include\n`);
-    }
-  }
+  const { fullPlan, jobs, shard } = planRun(suite, engines, planOptions, shardSpec && { spec: shardSpec, variants: baseline ? 2 : 1 });
   // Checked against the open-file limit (run/limits.ts): lowered with a warning, or refused (exit 3).
   const fitted = fitParallelism(parallelismFlag ?? suite.parallelism);
   if (fitted.error) {
@@ -231,63 +215,69 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   }
   if (fitted.warning) process.stderr.write(`warning: ${fitted.warning}\n`);
   const parallelism = fitted.parallelism;
-  const scripts = await loadScripts(suite);
+  // Scripts are checked before a dry run too: a broken script is a config error either way.
+  await loadScripts(engines);
   const skillName = (await lintSkill(suite.skillDir)).name ?? basename(suite.skillDir);
   const outputRoot = values['output-dir'] ? resolve(values['output-dir']) : defaultOutputRoot(suite.skillDir, skillName);
   const eventLog = eventLogTarget(values['event-log'], outputRoot, iterations, resume, suite.skillDir);
   // A shard is checked as the whole plan: the merged run is what the no_regression gate is for.
   checkPrevious(decision, fullPlan, skillName, outputRoot, iterations);
   if (values['dry-run']) {
-    printPlan(suite, jobs, parallelism, sharded?.record);
+    printPlan(engines, jobs, parallelism, shard);
     // A shard's power is the merged run's: the table is for the whole plan.
     await printPlanPower(fullPlan, baseline, outputRoot, decision.alpha);
-    process.stdout.write(await dryRunCost(suite, jobs, outputRoot, maxCost));
+    process.stdout.write(await dryRunCost(engines, jobs, outputRoot, maxCost));
     return none(0);
   }
-  const skills = await resolveSkills(suite, outputRoot);
-  const adapters = new Map<string, EngineAdapter>();
-  const versions = new Map<string, string | undefined>();
-  for (const e of suite.engines) {
-    try {
-      const adapter = await getAdapter(e, suite);
-      versions.set(e.name, adapter.check ? (await adapter.check(e)).version : undefined);
-      adapters.set(e.name, adapter);
-    } catch (err) {
-      if (!(err instanceof EngineUnavailable)) throw err;
-      // A pinned version npm does not have is a mistake in eval.yaml: exit 2 at its line, before any job.
-      const badPin = missingVersionError(suite.evalFile, e, err.message);
-      if (badPin) throw badPin;
-      process.stderr.write(`error: ${err.message}\n`);
-      adapters.set(e.name, unavailableAdapter(e.name, err.message));
-    }
-  }
+  const prepared = await prepareRun(suite, engines, outputRoot);
   const hash = await suiteHash(suite.skillDir, [outputRoot]);
-  const log = await prepareRunLog({ suite, outputRoot, suiteHash: hash, values, positional: positionals[0], planOptions, shard: sharded?.record, jobs, resume });
-  const extras = await prepareExtras(suite, outputRoot, { formats, maxCost, verbose: alibaba.verbose });
-  const ctx: IterationContext = { argv, values, suite, suiteHash: hash, shard: sharded?.record, jobs, parallelism, trials, baseline, decision, scripts, skillName, skills, adapters, versions, extras, log };
-  startEvents(log, eventLog, { skillName, suite, jobs: jobs.length, iterations });
+  const log = await prepareRunLog({ suite, engines, outputRoot, suiteHash: hash, values, positional: positionals[0], planOptions, shard, jobs, resume });
+  const extras = await prepareExtras(engines, outputRoot, { formats, maxCost, verbose: alibaba.verbose });
+  const options = (target: RunSuiteOptions['target']): RunSuiteOptions => ({
+    engines,
+    jobs,
+    target,
+    parallelism,
+    decision,
+    prepared,
+    skillName,
+    suiteHash: hash,
+    ...(shard ? { shard } : {}),
+    keepWorkspaces: Boolean(values['keep-workspaces']),
+    extras,
+    log,
+    runOptions: { parallelism, trials: trials ?? null, baseline, argv },
+  });
+  const names = engineNames(engines);
+  const iterate = async (target: RunSuiteOptions['target']): Promise<RunRecord> => {
+    const record = await runSuite(suite, options(target));
+    await printRecord(record, names, { keepWorkspaces: Boolean(values['keep-workspaces']), github: values.github, cases: suite.cases });
+    return record;
+  };
+  startEvents(log, eventLog, { skillName, engines, jobs: jobs.length, iterations });
   if (iterations === 0) {
-    const dir = resume ? { dir: resume.dir, iteration: resume.header.iteration } : await usableOutput(outputRoot, () => createIterationDir(outputRoot));
-    const r = await runIteration(ctx, dir);
+    const target = resume ? { dir: resume.dir, iteration: resume.header.iteration } : await usableOutput(outputRoot, () => createIterationDir(outputRoot));
+    const r = await iterate(target);
     endEvents(log, [r], r.exitCode);
-    return { exitCode: r.exitCode, resultFile: `${dir.dir}/result.json`, iterationDir: dir.dir };
+    return { exitCode: r.exitCode, resultFile: `${target.dir}/result.json`, iterationDir: target.dir };
   }
-  const outcomes: IterationOutcome[] = [];
+  const outcomes: RunRecord[] = [];
   for (let n = 1; n <= iterations; n++) {
     if (extras.budget?.stopped) {
       process.stderr.write(`iteration ${n}${n < iterations ? `..${iterations}` : ''} not run: ${extras.budget.reason}\n`);
       break;
     }
-    const dir = await usableOutput(outputRoot, () => resetIterationDir(outputRoot, n));
+    const target = await usableOutput(outputRoot, () => resetIterationDir(outputRoot, n));
     if (iterations > 1) process.stderr.write(`\n== iteration ${n} of ${iterations}\n`);
-    const r = await runIteration(ctx, dir);
+    const r = await iterate(target);
     outcomes.push(r);
     if (r.interrupted) break;
   }
-  if (iterations > 1) printStability(outcomes, new Map(suite.engines.map((e) => [e.name, e.displayName])));
+  if (iterations > 1) printStability(outcomes, names);
   const last = outcomes[outcomes.length - 1]!;
-  endEvents(log, outcomes, combineExitCodes(outcomes.map((o) => o.exitCode)));
-  return { exitCode: combineExitCodes(outcomes.map((o) => o.exitCode)), resultFile: `${last.dir}/result.json`, iterationDir: last.dir };
+  const exitCode = combineExitCodes(outcomes.map((o) => o.exitCode));
+  endEvents(log, outcomes, exitCode);
+  return { exitCode, resultFile: `${last.dir}/result.json`, iterationDir: last.dir };
 }
 
 /**
@@ -304,164 +294,23 @@ async function usableOutput<T>(root: string, f: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Everything one iteration needs, resolved once for the whole run. */
-interface IterationContext {
-  argv: string[];
-  values: { 'keep-workspaces'?: boolean; github?: boolean };
-  suite: Suite;
-  /** config/hash.ts fingerprint of the skill folder. */
-  suiteHash: string;
-  /** `--shard i/n`: which part of the plan this run is (result.json `shard`). */
-  shard?: ShardRecord;
-  /** --format, --max-cost, -v (cli/run-extras.ts). */
-  extras: RunExtras;
-  jobs: Job[];
-  parallelism: number;
-  trials: number | undefined;
-  baseline: boolean;
-  decision: DecisionConfig;
-  scripts: Awaited<ReturnType<typeof loadScripts>>;
-  skillName: string;
-  skills: ResolvedSkill[];
-  adapters: Map<string, EngineAdapter>;
-  versions: Map<string, string | undefined>;
-  /** The journal header's plan, a resume, the event log (cli/run-resume.ts). */
-  log: RunLog;
-}
-
-/** One iteration's outcome. */
-interface IterationOutcome {
-  iteration: number;
-  dir: string;
-  exitCode: number;
-  interrupted: boolean;
-  decision: Decision;
-}
-
-/** Runs every job once into `dir`, writes the reports and prints the summary. */
-async function runIteration(ctx: IterationContext, target: { dir: string; iteration: number }): Promise<IterationOutcome> {
-  const { suite, jobs, parallelism, values } = ctx;
-  const { dir, iteration } = target;
-  const startedAt = ctx.log.resume ? new Date(ctx.log.resume.header.startedAt) : new Date();
-  const runOptions = { parallelism, trials: ctx.trials ?? null, baseline: ctx.baseline, argv: ctx.argv };
-  // A resume appends to the run's journal and runs only its errored and unfinished jobs.
-  const { journal, kept, toRun } = await openJournal(ctx.log, { ...ctx, options: runOptions }, dir, iteration, startedAt);
-  process.stderr.write(`skill-up ${VERSION}: ${jobs.length} job(s) of ${new Set(jobs.map((j) => j.case.id)).size} case(s) → ${dir}\n`);
-
-  const abort = new AbortController();
-  // Every running job listens to it (up to 256): not a leak, so no MaxListenersExceededWarning.
-  setMaxListeners(0, abort.signal);
-  let interrupts = 0;
-  let stoppedBy: NodeJS.Signals | undefined;
-  const onSignal = (sig: NodeJS.Signals) => {
-    interrupts++;
-    stoppedBy ??= sig;
-    if (interrupts > 1) {
-      killAllGroups();
-      process.exit(sig === 'SIGTERM' ? 143 : 130);
-    }
-    const again = sig === 'SIGINT' ? ' (press Ctrl-C again to quit at once)' : '';
-    process.stderr.write(`\n${sig}: stopping running engines and writing reports for finished jobs${again}\n`);
-    abort.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  const verbose = ctx.extras.verbose;
-  const progress = verbose ? verbose.progress(createProgress(toRun.length)) : createProgress(toRun.length);
-  // --event-log: case_started/case_completed around the display, job/turn/judge events from the jobs.
-  const sinks = ctx.log.events?.iteration(iteration, jobs.length, progress);
-  verbose?.install();
-  ctx.extras.budget?.beginIteration();
-  let results: JobResult[] = [];
-  const model = await startScriptedModel(ctx.scripts, dir);
-  if (model) process.stderr.write(`scripted model server on ${model.url} (exchanges logged per job)\n`);
-  try {
-    results = await executeJobs({
-      jobs: toRun,
-      parallelism,
-      journal,
-      progress: sinks?.progress ?? progress,
-      hooks: jobHooks(ctx.extras),
-      env: {
-        suite,
-        adapters: ctx.adapters,
-        skills: ctx.skills,
-        iterationDir: dir,
-        keepWorkspaces: Boolean(values['keep-workspaces']),
-        // The source adapters pick an allow-list from (src/engine/env.ts); no process gets it whole.
-        baseEnv: { ...process.env },
-        cleanups: [],
-        modelBaseUrl: model?.url,
-        signal: abort.signal,
-        ...(sinks ? { events: sinks.jobs } : {}),
-      },
-    });
-  } finally {
-    await model?.close();
-    verbose?.uninstall();
-    progress.stop();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await journal.close();
-    ctx.log.events?.iterationCompleted(iteration);
-  }
-  // A resume's result.json holds the kept and the new results: the jobs of an uninterrupted run.
-  results = inPlanOrder(jobs, kept, results);
-  const interrupted = abort.signal.aborted;
-  // Priced jobs, and the gates of a run --max-cost cut short (cli/run-extras.ts, cost/partial.ts).
-  const costed = finishIteration(suite, ctx.extras, decide(trialsOf(results), ctx.decision), jobs.length, results);
-  // An interrupted run's gates cannot pass on the jobs it never ran.
-  const done = new Set(results.map((r) => r.id));
-  const decision = interrupted ? partialDecision(costed.decision, jobs.filter((j) => !done.has(j.id)), 'the run was interrupted') : costed.decision;
-  // 128 + the signal's number, as shells report it: 130 for SIGINT, 143 for SIGTERM.
-  const exitCode = interrupted ? (stoppedBy === 'SIGTERM' ? 143 : 130) : decision.exitCode;
-  const endedAt = new Date();
-  const reports = await writeReports(
-    dir,
-    {
-      tool: { name: 'skill-up', version: VERSION },
-      skill: { name: ctx.skillName, path: suite.skillDir },
-      evalFile: suite.evalFile,
-      suiteHash: ctx.suiteHash,
-      ...(ctx.shard ? { shard: ctx.shard } : {}),
-      iteration,
-      startedAt: startedAt.toISOString(),
-      endedAt: endedAt.toISOString(),
-      durationMs: endedAt.getTime() - startedAt.getTime(),
-      interrupted,
-      notRun: jobs.length - results.length,
-      ...(costed.notRunReason ? { notRunReason: costed.notRunReason } : {}),
-      cost: costed.cost,
-      engines: suite.engines.map((e) => ({ ...e, resolvedVersion: ctx.versions.get(e.name) })),
-      options: { ...runOptions, ...resumeOptions(ctx.log, ctx.argv) },
-      exitCode,
-      decision,
-    },
-    results,
-    ctx.extras.formats ?? reportFormats(suite.report.formats, results),
-  ).catch((e: NodeJS.ErrnoException) => {
-    // Disk full, folder gone or made read-only during the run: one line and exit 3, no stack trace.
-    if (typeof e.code !== 'string') throw e;
-    process.stderr.write(`error: cannot write the reports in ${dir}: ${e.message}\n`);
-    return undefined;
-  });
-  if (!reports) {
-    printSummary(decision, results.length, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])), 3, { costLines: costed.lines, notRunReason: costed.notRunReason });
-    return { iteration, dir, exitCode: interrupted ? exitCode : 3, interrupted, decision };
-  }
-  const { written, skipped, doc } = reports;
-  // A report that could not be written (disk full, …) is exit 3, after 2 and 130/143 (README "Exit codes").
-  const finalCode = skipped.length && !interrupted ? 3 : exitCode;
-  printSummary(decision, results.length, jobs.length, new Map(suite.engines.map((e) => [e.name, e.displayName])), finalCode, { costLines: costed.lines, notRunReason: costed.notRunReason });
+/**
+ * Prints one iteration's record: the summary (from the record's decision, the one result.json
+ * holds), the files written, the kept workspaces, the formats not written; and on GitHub
+ * Actions (or --github) its annotations, step summary and outputs (src/report/github.ts).
+ */
+async function printRecord(r: RunRecord, names: Map<string, string>, opts: { keepWorkspaces: boolean; github?: boolean; cases: Suite['cases'] }): Promise<void> {
+  if (r.reportError) process.stderr.write(`error: ${r.reportError}\n`);
+  printSummary(r.decision, r.results.length, r.planned, names, r.exitCode, { costLines: r.costLines, notRunReason: r.notRunReason });
+  if (!r.reports) return;
+  const { written, skipped, doc } = r.reports;
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
-  if (values['keep-workspaces']) process.stdout.write(`kept ${results.filter((r) => r.workspace).length} workspace(s); each job's path is \`workspace\` in result.json\n`);
+  if (opts.keepWorkspaces) process.stdout.write(`kept ${r.results.filter((x) => x.workspace).length} workspace(s); each job's path is \`workspace\` in result.json\n`);
   for (const s of skipped) process.stderr.write(`error: report format \`${s.format}\` not written: ${s.reason}\n`);
-  if (githubEnabled(values.github)) {
-    // GitHub Actions (or --github): annotations on stdout, step summary and outputs (src/report/github.ts).
-    const gh = await publishToGithub(doc, { cases: suite.cases, dir, written });
+  if (githubEnabled(opts.github)) {
+    const gh = await publishToGithub(doc, { cases: opts.cases, dir: r.dir, written });
     for (const p of gh.problems) process.stderr.write(`warning: ${p}\n`);
   }
-  return { iteration, dir, exitCode: finalCode, interrupted, decision };
 }
 
 /**
@@ -469,7 +318,7 @@ async function runIteration(ctx: IterationContext, target: { dir: string; iterat
  * Loads the --no-regression run up front, so a bad path is a usage error before any job runs.
  * @throws UsageError for a bad value, a flag that needs another, or an unreadable previous run.
  */
-async function decisionConfigOf(values: Record<string, unknown>, suite: Suite, baseline: boolean): Promise<DecisionConfig> {
+async function decisionConfigOf(values: Record<string, unknown>, suite: Suite, engines: EngineConfig[], baseline: boolean): Promise<DecisionConfig> {
   const v = values as Record<string, string | boolean | undefined>;
   const str = (k: string) => v[k] as string | undefined;
   const g = suite.gates;
@@ -480,7 +329,7 @@ async function decisionConfigOf(values: Record<string, unknown>, suite: Suite, b
   const marginPoints = numberFlag('margin', str('margin'), 0, 100, 'a number of points from 0 to 100 (e.g. 10)') ?? g.noRegression?.margin;
   const on = str('on-inconclusive');
   if (on !== undefined && on !== 'pass' && on !== 'fail') throw new UsageError(`--on-inconclusive must be \`pass\` or \`fail\`, got \`${on}\``);
-  const onInconclusive = (on as 'pass' | 'fail' | undefined) ?? g.onInconclusive;
+  const onInconclusive = (on) ?? g.onInconclusive;
   const errorsAsFailures = Boolean(v['errors-as-failures']) || Boolean(g.errorsAsFailures);
   if (upliftPoints !== undefined && !baseline) {
     // Name where the gate came from: the flag, or eval.yaml's `gates.min_uplift`.
@@ -491,7 +340,7 @@ async function decisionConfigOf(values: Record<string, unknown>, suite: Suite, b
   const previousPath = str('no-regression') ? resolve(str('no-regression')!) : g.noRegression?.baseline;
   const previousFrom = str('no-regression') ? '--no-regression' : `gates.no_regression.baseline of ${relative(process.cwd(), suite.evalFile) || suite.evalFile}`;
   if (str('margin') !== undefined && !previousPath) throw new UsageError('--margin is the tolerance of --no-regression: give --no-regression <previous result.json> too');
-  const out: DecisionConfig = { alpha, errorsAsFailures, maxErrorRate, engineNames: Object.fromEntries(suite.engines.map((e) => [e.name, e.displayName])) };
+  const out: DecisionConfig = { alpha, errorsAsFailures, maxErrorRate, engineNames: Object.fromEntries(engines.map((e) => [e.name, e.displayName])) };
   if (minPassRate !== undefined) out.minPassRate = minPassRate;
   if (upliftPoints !== undefined) out.minUplift = upliftPoints / 100;
   if (onInconclusive) out.onInconclusive = onInconclusive;
@@ -502,23 +351,14 @@ async function decisionConfigOf(values: Record<string, unknown>, suite: Suite, b
   return out;
 }
 
-/** A previous run's with_skill counts per (engine, case), from its jobs. @throws UsageError */
-export async function loadPreviousRun(file: string, errorsAsFailures: boolean, from: string): Promise<PreviousRun & { file: string; skillName: string }> {
-  const { loadResultDoc, ResultFileError } = await import('../report/load.js');
+/**
+ * A previous run's with_skill counts per (engine, case) (src/run/previous.ts); `from` names
+ * the flag or setting that gave `file`, for the message. @throws UsageError
+ */
+export async function loadPreviousRun(file: string, errorsAsFailures: boolean, from: string): Promise<LoadedPreviousRun> {
+  const [{ loadPreviousRun: load }, { ResultFileError }] = await Promise.all([import('../run/previous.js'), import('../report/load.js')]);
   try {
-    const { doc, file: resolved } = await loadResultDoc(file);
-    const counts = new Map<string, PreviousRun['cases'][number]>();
-    for (const j of doc.jobs) {
-      if (j.variant !== 'with_skill') continue;
-      const failed = j.status === 'fail' || (errorsAsFailures && j.status === 'error');
-      if (j.status !== 'pass' && !failed) continue;
-      const k = JSON.stringify([j.engine, j.case_id]);
-      const c = counts.get(k) ?? { engine: j.engine, caseId: j.case_id, passed: 0, failed: 0 };
-      if (j.status === 'pass') c.passed++;
-      else c.failed++;
-      counts.set(k, c);
-    }
-    return { source: relative(process.cwd(), resolved) || resolved, file: resolved, skillName: doc.skill.name, iteration: doc.iteration, cases: [...counts.values()] };
+    return await load(file, errorsAsFailures);
   } catch (e) {
     if (e instanceof ResultFileError) throw new UsageError(`${from}: ${e.message}`);
     throw e;
@@ -531,7 +371,8 @@ export async function loadPreviousRun(file: string, errorsAsFailures: boolean, f
  * @throws UsageError
  */
 function checkPrevious(decision: DecisionConfig, jobs: Job[], skillName: string, outputRoot: string, iterations: number): void {
-  const prev = decision.noRegression?.previous as (PreviousRun & { file?: string; skillName?: string }) | undefined;
+  // Loaded by loadPreviousRun, so it says where it came from.
+  const prev: (PreviousRun & Partial<LoadedPreviousRun>) | undefined = decision.noRegression?.previous;
   if (!prev) return;
   const planned = new Set(jobs.filter((j) => j.variant === 'with_skill').map((j) => JSON.stringify([j.engine, j.case.id])));
   if (!prev.cases.some((c) => planned.has(JSON.stringify([c.engine, c.caseId])))) {
@@ -545,12 +386,6 @@ function checkPrevious(decision: DecisionConfig, jobs: Job[], skillName: string,
       throw new UsageError(`--iteration ${iterations} would empty ${relative(process.cwd(), dir) || dir}, which holds the --no-regression run: copy it elsewhere or use another --output-dir`);
     }
   }
-}
-
-/** Exit code of several iterations: interrupted first, then 3 > 1 > 4 > 0. */
-export function combineExitCodes(codes: number[]): number {
-  for (const c of [143, 130, 3, 1, 4]) if (codes.includes(c)) return c;
-  return 0;
 }
 
 /**
@@ -572,27 +407,19 @@ async function loadForRun(target: string | undefined, auto: boolean) {
 }
 
 /**
- * Formats a run writes: the suite's, plus `markdown` (summary.md) always, plus `benchmark`
- * when the run has both variants (a with/without comparison is what benchmark.json is for).
+ * `--engine a,b`: the run's engines, in the order given, without changing `suite`. Names must
+ * be among the suite's (or its base engine renamed: another engine keeps the model settings,
+ * not the version pin). Without the flag, the suite's engines. @throws UsageError
  */
-export function reportFormats(configured: ReportFormat[], results: JobResult[]): ReportFormat[] {
-  const out = new Set<ReportFormat>(configured);
-  out.add('markdown');
-  const variants = new Set(results.map((r) => r.variant));
-  if (variants.has('with_skill') && variants.has('without_skill')) out.add('benchmark');
-  return [...out];
-}
-
-/** `--engine a,b` replaces the suite's engines; names must be among the suite's (or its base engine renamed). */
-function applyEngineOverride(suite: Suite, names: string[], given: boolean): void {
+function selectEngines(suite: Suite, names: string[], given: boolean): EngineConfig[] {
   if (names.length === 0) {
     if (given) throw new UsageError('--engine needs at least one engine name (e.g. --engine claude_code,codex)');
-    return;
+    return suite.engines;
   }
   const known = new Map(suite.engines.map((e) => [e.name, e]));
   known.set(suite.engine.displayName, suite.engine);
   const seen = new Set<string>();
-  suite.engines = names.flatMap((n) => {
+  return names.flatMap((n) => {
     const canonical = canonicalEngineName(n) ?? n;
     if (seen.has(canonical)) return [];
     seen.add(canonical);
@@ -603,32 +430,12 @@ function applyEngineOverride(suite: Suite, names: string[], given: boolean): voi
     // Another engine keeps the model settings but not the pin, which names the suite engine's version.
     return [{ ...suite.engine, name: canonical, displayName: canonical, version: undefined, custom: undefined }];
   });
-  suite.engine = suite.engines[0]!;
 }
 
-/** Names each skill and checks its file selection once for the whole run. @throws ConfigError */
-async function resolveSkills(suite: Suite, outputRoot: string): Promise<ResolvedSkill[]> {
-  const out: ResolvedSkill[] = [];
-  for (const s of suite.skills) {
-    const info = await lintSkill(s.path);
-    // An output folder inside the skill must never be installed: the agent would read past gradings.
-    const inside = relative(s.path, outputRoot);
-    const exclude = inside && !inside.startsWith('..') && !isAbsolute(inside) ? [...s.exclude, `${inside}/**`] : s.exclude;
-    try {
-      const plan = await planSkillInstall({ skillDir: s.path, include: s.include, exclude });
-      out.push({ name: s.target ?? info.name ?? basename(s.path), plan });
-    } catch (e) {
-      if (!(e instanceof SkillInstallError)) throw e;
-      throw new ConfigError([{ file: s.path, line: 0, col: 0, path: 'skills', message: e.message, severity: 'error' }]);
-    }
-  }
-  return out;
-}
-
-function printPlan(suite: Suite, jobs: Job[], parallelism: number, shard?: ShardRecord): void {
+function printPlan(engines: EngineConfig[], jobs: Job[], parallelism: number, shard?: ShardRecord): void {
   const out = process.stdout;
   if (shard) out.write(`Shard ${shard.index}/${shard.count}: ${shard.cases.length} of the plan's ${shard.plan_cases.length} case(s): ${shard.cases.join(', ')}\n`);
-  out.write(`Would run ${jobs.length} job(s) at parallelism ${parallelism} on ${suite.engines.map((e) => e.displayName).join(', ')}:\n`);
+  out.write(`Would run ${jobs.length} job(s) at parallelism ${parallelism} on ${engines.map((e) => e.displayName).join(', ')}:\n`);
   const byCase = new Map<string, Job[]>();
   for (const j of jobs) byCase.set(j.case.id, [...(byCase.get(j.case.id) ?? []), j]);
   for (const [id, js] of byCase) {
@@ -716,7 +523,7 @@ export function exitMeaning(code: number): string {
 }
 
 /** Per case and engine, the with_skill statuses across iterations, then the verdict and gates per iteration. */
-function printStability(outcomes: IterationOutcome[], names: Map<string, string>): void {
+function printStability(outcomes: RunRecord[], names: Map<string, string>): void {
   const out = process.stdout;
   out.write(`\nstability over ${outcomes.length} iteration(s):\n`);
   const rows = new Map<string, string[]>();

@@ -77,7 +77,7 @@ export async function listCasesCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const { suite } = await loadSuite(positionals[0], { cwd: process.cwd() });
-  const tags = new Set((values.tag as string[] | undefined) ?? []);
+  const tags = new Set((values.tag) ?? []);
   const cases = suite.cases.filter((c) => tags.size === 0 || c.tags.some((t) => tags.has(t)));
   const rows = cases.map((c) => [c.id, c.tags.join(',') || '-', String(c.turns.length), String(c.trials), (c.turns[0]?.content ?? '').split('\n')[0]!.slice(0, 60)]);
   const head = ['ID', 'TAGS', 'TURNS', 'TRIALS', 'PROMPT'];

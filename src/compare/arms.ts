@@ -13,7 +13,7 @@
  * is set to the comparison group (the engine name, or `a → b` in `engines` mode).
  */
 import { trialOfJob, type JobJson, type ResultDoc } from '../report/result-json.js';
-import type { TrialResult, Variant } from '../stats/summarise.js';
+import type { TrialResult } from '../stats/summarise.js';
 
 /** A result document and how to name it in messages (a path as the user gave it, relative to the cwd). */
 export interface ComparedDoc {

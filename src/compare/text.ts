@@ -6,6 +6,7 @@ import type { Comparison } from './compare.js';
 import { CHANGE_TEXT, groupExtras, groupLine, modeText, sideText, verdictText } from './format.js';
 
 /** Control characters replaced by `?`, so a hostile case id cannot move the cursor or clear the terminal. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const plain = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 
 /**

@@ -43,7 +43,7 @@ export function executableProblem(abs: string): string | undefined {
  */
 export function startProblem(abs: string): string | undefined {
   const head = Buffer.alloc(4);
-  let n = 0;
+  let n: number;
   try {
     const fd = openSync(abs, 'r');
     try {

@@ -10,31 +10,27 @@ import { checkAgentWorkspacePath, checkHttpUrl, checkLocalCommand, checkTemplate
 import { checkTimeoutSeconds } from './limits.js';
 import { ConfigError, DiagnosticBag } from './diagnostics.js';
 import { Field, readYamlSource } from './yaml-source.js';
+import { engineDefinitions } from '../../engines/index.js';
 
-/** Built-in engines by canonical name. */
-export const BUILTIN_ENGINES = ['claude_code', 'codex', 'opencode', 'gemini_cli', 'qwen_code'] as const;
+/** Built-in engines by canonical name, from the engine registry (read at call time). */
+export function builtinEngines(): string[] {
+  return engineDefinitions().map((d) => d.name);
+}
 
-/** Every accepted spelling → canonical name. */
-export const ENGINE_ALIASES: Readonly<Record<string, string>> = {
-  claude_code: 'claude_code',
-  'claude-code': 'claude_code',
-  codex: 'codex',
-  'codex-cli': 'codex',
-  opencode: 'opencode',
-  gemini_cli: 'gemini_cli',
-  gemini: 'gemini_cli',
-  'gemini-cli': 'gemini_cli',
-  qwen_code: 'qwen_code',
-  qwen: 'qwen_code',
-  'qwen-code': 'qwen_code',
-};
+/** Every accepted spelling → canonical name, from the engine registry's names and aliases (read at call time). */
+export function engineAliases(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const d of engineDefinitions()) for (const n of [d.name, ...d.aliases]) out[n] = d.name;
+  return out;
+}
 
 /** alibaba/skill-up engines skill-up does not drive. */
 const UNSUPPORTED = new Set(['qodercli', 'qoder', 'qoder-cli', 'qodercn']);
 
 /** The canonical name of a built-in engine spelling, or undefined. */
 export function canonicalEngineName(name: string): string | undefined {
-  return ENGINE_ALIASES[name];
+  const aliases = engineAliases();
+  return Object.hasOwn(aliases, name) ? aliases[name] : undefined;
 }
 
 /**
@@ -42,11 +38,11 @@ export function canonicalEngineName(name: string): string | undefined {
  * did-you-mean when close to a built-in spelling.
  */
 export function unknownEngineMessage(name: string): string {
-  const builtins = BUILTIN_ENGINES.map((n) => `\`${n}\``).join(', ');
+  const builtins = builtinEngines().map((n) => `\`${n}\``).join(', ');
   if (UNSUPPORTED.has(name.toLowerCase())) {
     return `engine \`${name}\` is not supported by skill-up (built-in engines: ${builtins}); to drive it yourself, add \`engine.custom\``;
   }
-  const guess = nearest(name, Object.keys(ENGINE_ALIASES));
+  const guess = nearest(name, Object.keys(engineAliases()));
   const tail = guess ? `; did you mean \`${guess}\`?` : `; built-in engines are ${builtins}`;
   return `unknown engine \`${name}\`${tail} (any other name needs \`engine.custom\` describing how to run your agent)`;
 }

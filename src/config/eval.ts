@@ -122,10 +122,14 @@ function buildEnvironment(f: Field): Suite['environment'] {
   for (const [, value] of f.get('env').entries()) checkSuiteEnvRefs(value, process.env);
   const image = f.get('image').str();
   if (image !== undefined) env.image = image;
-  if (type === 'docker' && image === undefined) {
-    f.get('type').error('environment type `docker` needs `image`: the container image to run each case in (pulled beforehand)');
-  }
-  if (type === 'none' && image !== undefined) f.get('image').warn('`image` is only used with `type: docker`; ignored', 'key');
+  // Until the Docker runtime exists, `type: docker` would validate and then run every case on
+  // this machine, outside any container: refused, not silently downgraded.
+  if (type === 'docker') {
+    f.get('type').error(
+      `environment type \`docker\` is not supported yet: skill-up has no Docker runtime, so each case would run on this machine instead of in ${image !== undefined ? `\`${image}\`` : 'a container'}; remove \`type: docker\`${image !== undefined ? ' and `image`' : ''} to run each case in a temp folder here`,
+    );
+  } else if (image !== undefined) f.get('image').warn('`image` is only used with `type: docker`; ignored', 'key');
+  // `workspace_mount` (docker only) stays silent: alibaba/skill-up's default eval.yaml writes it with `type: none`.
   for (const key of OPENSANDBOX_ONLY) {
     if (f.has(key)) f.get(key).warn(`\`${key}\` is only used by the opensandbox runtime; ignored`, 'key');
   }

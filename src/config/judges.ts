@@ -9,6 +9,7 @@ import { checkTimeoutSeconds } from './limits.js';
 import { startProblem } from './custom.js';
 import { accessSync, constants } from 'node:fs';
 import type { Field } from './yaml-source.js';
+import { parseRule } from '../judge/rules.js';
 
 /** Keys each judge type uses; any other key of the flat judge schema is misplaced. */
 const KEYS_BY_TYPE: Readonly<Record<string, readonly string[]>> = {
@@ -145,57 +146,7 @@ function isRule(r: Rule | undefined): r is Rule {
   return r !== undefined;
 }
 
-/** One `success`/`failure` item → Rule (undefined when its shape is wrong; the schema reports it). */
+/** One `success`/`failure` item → Rule (undefined when its shape is wrong; the schema reports it): the rule-kind table of src/judge/rules.ts. */
 function buildRule(field: Field, ctx: JudgeContext): Rule | undefined {
-  const entries = field.entries();
-  if (entries.length !== 1) return undefined;
-  const [kind, v] = entries[0]!;
-  const texts = (f: Field) => {
-    const out: { all?: string[]; any?: string[]; not?: string[] } = {};
-    for (const k of ['all', 'any', 'not'] as const) if (f.has(k)) out[k] = f.get(k).strings();
-    return out;
-  };
-  const turn = (f: Field): number => {
-    const n = f.get('turn').int() ?? 1;
-    if (ctx.turnCount !== undefined && n > ctx.turnCount) {
-      f.get('turn').error(`turn ${n} does not exist: this case has ${ctx.turnCount} turn${ctx.turnCount === 1 ? '' : 's'}`);
-    }
-    return n;
-  };
-  const args = (f: Field) => (f.get('args').isMap() ? { args: f.get('args').value as Record<string, unknown> } : {});
-  switch (kind) {
-    case 'output_contains':
-      return { outputContains: texts(v) };
-    case 'output_matches':
-      for (const k of ['all', 'any', 'not']) v.get(k).items().forEach((p) => checkRegex(p));
-      return { outputMatches: texts(v) };
-    case 'exit_code':
-      return v.int() === undefined ? undefined : { exitCode: v.int()! };
-    case 'files_exist':
-    case 'files_not_exist':
-      v.items().forEach((p) => checkWorkspacePath(p, 'path'));
-      return kind === 'files_exist' ? { filesExist: v.strings() } : { filesNotExist: v.strings() };
-    case 'tool_called':
-      return { toolCalled: { name: v.get('name').str() ?? '', ...args(v) } };
-    case 'tool_not_called':
-      return { toolNotCalled: { name: v.get('name').str() ?? '' } };
-    case 'skill_invoked':
-      return { skillInvoked: v.str() ?? '' };
-    case 'skill_not_invoked':
-      return { skillNotInvoked: v.str() ?? '' };
-    case 'turn_response_contains': {
-      const r: { turn: number; containsAll?: string[]; containsAny?: string[] } = { turn: turn(v) };
-      if (v.has('contains_all')) r.containsAll = v.get('contains_all').strings();
-      if (v.has('contains_any')) r.containsAny = v.get('contains_any').strings();
-      return { turnResponseContains: r };
-    }
-    case 'turn_response_not_contains':
-      return { turnResponseNotContains: { turn: turn(v), notContains: v.get('not_contains').strings() } };
-    case 'tool_called_in_turn':
-      return { toolCalledInTurn: { turn: turn(v), name: v.get('name').str() ?? '', ...args(v) } };
-    case 'tool_not_called_in_turn':
-      return { toolNotCalledInTurn: { turn: turn(v), name: v.get('name').str() ?? '' } };
-    default:
-      return undefined;
-  }
+  return parseRule(field, { turnCount: ctx.turnCount, checkRegex, checkWorkspacePath: (p) => checkWorkspacePath(p, 'path') });
 }

@@ -15,7 +15,7 @@ import { buildEval } from './eval.js';
 import { reportSchemaErrors } from './schema-errors.js';
 import { Field, readYamlSource, type YamlSource } from './yaml-source.js';
 
-export { resolveEvalFile, skillRootOf } from './discover.js';
+export { resolveEvalFile } from './discover.js';
 
 /** Options of {@link loadSuite}. */
 export interface LoadOptions {

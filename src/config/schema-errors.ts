@@ -1,19 +1,50 @@
 /**
  * Turns ajv's raw errors into one readable diagnostic per problem, each at the line and
  * column of the offending key or value: "unknown key `must_contian`; did you mean
- * `must_contain`?", "expected a list of strings, got a string `"x"`", …
+ * `must_contain`?", "expected a list of strings, got a string `"x"`", … The one translator
+ * of every schema-checked file (eval.yaml, case files, the model script, SKILL.md
+ * frontmatter); a file family with its own established wording passes a {@link Phraser}.
  */
 import type { ErrorObject } from 'ajv';
-import { closest, distance } from 'fastest-levenshtein';
-import { schemaAt, validateAgainst, type Schema } from './schema.js';
+import { nearest as nearestName } from '../util/did-you-mean.js';
+import { schemaAt, validateAgainst, type Schema, type SchemaKind } from './schema.js';
 import type { Field, Segment } from './yaml-source.js';
 
+/** One schema problem as {@link reportSchemaErrors} found it, handed to a {@link Phraser}. */
+export interface SchemaProblem {
+  /** ajv's error (keyword, params, schemaPath, data). */
+  error: ErrorObject;
+  /** Instance path of the error, relative to the validated field. */
+  segments: Segment[];
+  /** The field at `segments`. */
+  field: Field;
+  /** The schema in force at `segments` (`$ref`s merged), `{}` when unknown. */
+  schema: Schema;
+  /** How skill-up's config phrases it by default. */
+  described: Phrasing;
+}
+
+/** A diagnostic's wording and place: at the field's key or value, or at one of its children. */
+export interface Phrasing {
+  message: string;
+  at: 'key' | 'value';
+  /** Report at this child of the instance path (an unknown key, a repeated item). */
+  child?: Segment;
+}
+
 /**
- * Validates `field.value` against the eval or case schema and reports every problem at its
- * place in `field`'s document (paths are relative to `field`, so an inline case inside
- * eval.yaml is reported at `cases.inline[0]...`). Returns the number of problems reported.
+ * Rewords a problem: a phrasing (or several), `[]` to drop it (the caller reports it better
+ * itself), or undefined to keep the default.
  */
-export function reportSchemaErrors(kind: 'eval' | 'case', field: Field): number {
+export type Phraser = (problem: SchemaProblem) => Phrasing | Phrasing[] | undefined;
+
+/**
+ * Validates `field.value` against the schema `kind` and reports every problem at its
+ * place in `field`'s document (paths are relative to `field`, so an inline case inside
+ * eval.yaml is reported at `cases.inline[0]...`). `phrase` may reword problems. Returns the
+ * number of problems found.
+ */
+export function reportSchemaErrors(kind: SchemaKind, field: Field, phrase?: Phraser): number {
   const errors = collapse(validateAgainst(kind, field.value));
   // A generated file may hold 400k unknown keys: a map with many gets one message listing a
   // few and counting the rest, so the report stays readable and describing it stays fast.
@@ -44,9 +75,11 @@ export function reportSchemaErrors(kind: 'eval' | 'case', field: Field): number 
       target.get(unknown[0]!).error(manyUnknownKeysMessage(unknown, Object.keys((schemaAt(kind, segments)?.properties as object | undefined) ?? {})), 'key');
       continue;
     }
-    const { message, at, child } = describeError(kind, segments, e);
-    if (child !== undefined) target = target.get(child);
-    target.error(message, at);
+    const phrased = describeError(kind, segments, e);
+    const custom = phrase?.({ error: e, segments, field: target, schema: schemaAt(kind, segments) ?? {}, described: phrased });
+    for (const { message, at, child } of custom === undefined ? [phrased] : Array.isArray(custom) ? custom : [custom]) {
+      (child !== undefined ? target.get(child) : target).error(message, at);
+    }
   }
   if (undescribed > 0) field.error(`… and ${undescribed.toLocaleString('en-US')} more schema problems in this file, not listed (fix the ones above first)`, 'key');
   return errors.length;
@@ -99,15 +132,8 @@ function parsePointer(pointer: string): Segment[] {
     .map((p) => (/^(0|[1-9]\d*)$/.test(p) ? Number(p) : p));
 }
 
-interface Described {
-  message: string;
-  at: 'key' | 'value';
-  /** Report at this child of the instance path (an unknown key, a repeated item). */
-  child?: Segment;
-}
-
-function describeError(kind: 'eval' | 'case', segments: Segment[], e: ErrorObject): Described {
-  const here = schemaAt(kind, segments) ?? (e.parentSchema as Schema | undefined) ?? {};
+function describeError(kind: SchemaKind, segments: Segment[], e: ErrorObject): Phrasing {
+  const here = schemaAt(kind, segments) ?? (e.parentSchema) ?? {};
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
     case 'additionalProperties': {
@@ -184,7 +210,7 @@ export function unknownKeyMessage(key: string, allowed: string[], elsewhere: str
  * Where `key` would be valid one or two map levels below this one, nearest first:
  * `['input.prompt']`, `['judge.timeout_seconds', 'cases.defaults.timeout_seconds']`.
  */
-function misplacedKey(kind: 'eval' | 'case', segments: Segment[], key: string, allowed: string[]): string[] {
+function misplacedKey(kind: SchemaKind, segments: Segment[], key: string, allowed: string[]): string[] {
   const out: string[] = [];
   let level: string[][] = allowed.map((k) => [k]);
   for (let depth = 0; depth < 2 && out.length < 3; depth++) {
@@ -200,16 +226,8 @@ function misplacedKey(kind: 'eval' | 'case', segments: Segment[], key: string, a
   return out.slice(0, 3);
 }
 
-/** The closest of `candidates` to `word` when it is plausibly a typo of it. */
-export function nearest(word: string, candidates: readonly string[]): string | undefined {
-  if (candidates.length === 0) return undefined;
-  const w = word.toLowerCase().replace(/-/g, '_');
-  const exact = candidates.find((c) => c.toLowerCase().replace(/-/g, '_') === w);
-  if (exact) return exact;
-  const best = closest(w, [...candidates]);
-  const limit = Math.max(2, Math.floor(best.length / 3));
-  return distance(w, best) <= limit ? best : undefined;
-}
+/** The closest of `candidates` to `word` when it is plausibly a typo of it (src/util/did-you-mean.ts). */
+export const nearest = nearestName;
 
 function enumMessage(value: unknown, allowed: unknown[]): string {
   const list = allowed.map((a) => `\`${String(a)}\``);

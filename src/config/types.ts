@@ -83,7 +83,7 @@ export interface ExpectSpec {
   skillNotInvoked: string[];
 }
 
-/** One rule of a `rule_based` judge's `success` or `failure` list. Exactly one key is set. */
+/** One rule of a `rule_based` judge's `success` or `failure` list. Exactly one key is set. Each field is one rule kind of `RULE_KINDS` (src/judge/rules.ts), which the compiler checks against this type. */
 export interface Rule {
   outputContains?: { all?: string[]; any?: string[]; not?: string[] };
   outputMatches?: { all?: string[]; any?: string[]; not?: string[] };

@@ -1,6 +1,10 @@
 /**
  * A YAML file read with source positions, so every problem can name the line and column of
- * the offending key or value.
+ * the offending key or value. The one YAML reader of skill-up's user files: eval.yaml and
+ * case files (src/config/load.ts), the scripted model's rule file (src/model/script.ts) and
+ * SKILL.md frontmatter (src/skill/lint.ts, parsed with a line offset). {@link parseYaml} →
+ * {@link YamlSource}; {@link Field} walks it and reports at positions; schema checks are in
+ * src/config/schema-errors.ts.
  */
 import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
@@ -62,7 +66,7 @@ export function collectionKey(doc: Document): Node | undefined {
   visit(doc, {
     Pair(_key, pair) {
       if (isMap(pair.key) || isSeq(pair.key)) {
-        found = pair.key as Node;
+        found = pair.key;
         return visit.BREAK;
       }
       return undefined;
@@ -198,6 +202,18 @@ export interface YamlSource {
   data: unknown;
   /** False when the file could not be read or has YAML syntax errors (schema checks are then skipped). */
   ok: boolean;
+  /** Lines of the file before the parsed text (SKILL.md's `---` line): added to every reported line. */
+  lineOffset?: number;
+}
+
+/** How {@link parseYaml} reads a text. */
+export interface ParseYamlOptions {
+  /** False when the file could not be read: the source is then never `ok`. Default true. */
+  readable?: boolean;
+  /** Lines of the file before `text` (the text is part of a larger file); default 0. */
+  lineOffset?: number;
+  /** Words after "YAML syntax error" / "YAML error", e.g. ` in frontmatter`; default none. */
+  label?: string;
 }
 
 /** 1-based position; 0/0 when unknown. */
@@ -242,54 +258,65 @@ export function readYamlSource(file: string, bag: DiagnosticBag): YamlSource {
   return parseYaml(file, buf.toString('utf8'), bag, true);
 }
 
-/** Parses `text` as the contents of `file` (see {@link readYamlSource}). */
-export function parseYaml(file: string, text: string, bag: DiagnosticBag, readable = true): YamlSource {
+/**
+ * Parses `text` as the contents of `file` (see {@link readYamlSource}); `readable` false (or
+ * `options.readable` false) marks a file that could not be read. Syntax errors, duplicate
+ * keys, nesting past {@link MAX_YAML_DEPTH} and maps as keys go into `bag` as errors, YAML
+ * warnings as warnings. Never throws for bad input.
+ */
+export function parseYaml(file: string, text: string, bag: DiagnosticBag, readable: boolean | ParseYamlOptions = true): YamlSource {
+  const options: ParseYamlOptions = typeof readable === 'boolean' ? { readable } : readable;
+  const lineOffset = options.lineOffset ?? 0;
+  const label = options.label ?? '';
   const lineCounter = new LineCounter();
   let doc: Document;
   try {
     doc = parseDocument(text, { lineCounter, ...YAML_PARSE_OPTIONS, merge: true });
   } catch (e) {
     if (!isStackOverflow(e)) throw e;
-    bag.error(file, 1, 1, '', `YAML error: ${yamlDepthMessage()}`);
-    return { file, doc: parseDocument(''), lineCounter: new LineCounter(), data: undefined, ok: false };
+    bag.error(file, 1 + lineOffset, 1, '', `YAML error${label}: ${yamlDepthMessage()}`);
+    return { file, doc: parseDocument(''), lineCounter: new LineCounter(), data: undefined, ok: false, lineOffset };
   }
-  const pos = (offset: number) => lineCounter.linePos(offset);
+  const pos = (offset: number) => {
+    const p = lineCounter.linePos(offset);
+    return { line: p.line + lineOffset, col: p.col };
+  };
   // Past this depth the recursive walks below (and the schema check after) would overflow the stack.
   const structure = structureProblem(doc);
   if (structure) {
     const { line, col } = pos(structure.offset);
-    bag.error(file, line, col, '', `YAML error: ${structure.message}`);
-    return { file, doc, lineCounter, data: undefined, ok: false };
+    bag.error(file, line, col, '', `YAML error${label}: ${structure.message}`);
+    return { file, doc, lineCounter, data: undefined, ok: false, lineOffset };
   }
   for (const err of doc.errors) {
     // An unclosed quote is noticed at the end of the file; point at where the string starts.
     const start = err.code === 'MISSING_CHAR' && /quote/.test(err.message) ? unclosedQuoteStart(doc, err.pos[0]) : undefined;
     const { line, col } = pos(start ?? err.pos[0]);
     const tail = start !== undefined ? ': the string that starts here is never closed' : '';
-    bag.error(file, line, col, '', `YAML syntax error: ${yamlMessage(err.message, err.code)}${tail}`);
+    bag.error(file, line, col, '', `YAML syntax error${label}: ${yamlMessage(err.message, err.code)}${tail}`);
   }
   const dups = duplicateKeys(doc);
   for (const d of dups.found) {
     const { line, col } = pos(d.offset);
-    bag.error(file, line, col, '', `YAML syntax error: ${duplicateKeyMessage(d, lineCounter)}`);
+    bag.error(file, line, col, '', `YAML syntax error${label}: ${duplicateKeyMessage(d, lineCounter, lineOffset)}`);
   }
   if (dups.more > 0) {
     const { line, col } = pos(dups.found[dups.found.length - 1]!.offset);
-    bag.error(file, line, col, '', `YAML syntax error: … and ${dups.more.toLocaleString('en-US')} more keys written twice in the same map (not listed)`);
+    bag.error(file, line, col, '', `YAML syntax error${label}: … and ${dups.more.toLocaleString('en-US')} more keys written twice in the same map (not listed)`);
   }
   for (const w of doc.warnings) {
     const { line, col } = pos(w.pos[0]);
     bag.warn(file, line, col, '', `YAML: ${yamlMessage(w.message, w.code)}`);
   }
   let data: unknown;
-  let ok = readable && doc.errors.length === 0 && dups.found.length === 0;
+  let ok = options.readable !== false && doc.errors.length === 0 && dups.found.length === 0;
   try {
     data = doc.toJS({ maxAliasCount: 1000 }) ?? undefined;
   } catch (e) {
-    bag.error(file, 1, 1, '', `YAML error: ${(e as Error).message}`);
+    bag.error(file, 1 + lineOffset, 1, '', `YAML error${label}: ${(e as Error).message}`);
     ok = false;
   }
-  return { file, doc, lineCounter, data, ok };
+  return { file, doc, lineCounter, data, ok, lineOffset };
 }
 
 function unclosedQuoteStart(doc: Document, errorOffset: number): number | undefined {
@@ -354,8 +381,10 @@ export function positionOf(src: YamlSource, segments: readonly Segment[], at: 'k
   }
   const target = (at === 'key' || !found) && keyNode !== undefined ? keyNode : isEmptyScalar(node) && keyNode ? keyNode : node;
   const offset = (target as Node | null)?.range?.[0];
-  if (offset === undefined) return { line: 1, col: 1 };
-  return src.lineCounter.linePos(offset);
+  const shift = src.lineOffset ?? 0;
+  if (offset === undefined) return { line: 1 + shift, col: 1 };
+  const p = src.lineCounter.linePos(offset);
+  return { line: p.line + shift, col: p.col };
 }
 
 const pairIndexes = new WeakMap<YAMLMap, Map<string, Pair>>();
@@ -368,7 +397,7 @@ function pairIndex(map: YAMLMap): Map<string, Pair> {
   for (const p of map.items) {
     if (!isPair(p) || !isScalar(p.key)) continue;
     const k = String(p.key.value);
-    if (!index.has(k)) index.set(k, p as Pair);
+    if (!index.has(k)) index.set(k, p);
   }
   pairIndexes.set(map, index);
   return index;

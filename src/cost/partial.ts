@@ -18,8 +18,8 @@
 import { exitCodeOf, type Decision, type GateResult } from '../gate/index.js';
 import type { Job } from '../plan/plan.js';
 
-/** `d` with its gates and exit code adjusted for the jobs in `notRun` (refused for `why`). */
-export function partialDecision(d: Decision, notRun: readonly Pick<Job, 'engine' | 'variant' | 'case'>[], why: string): Decision {
+/** `d` with its gates and exit code adjusted for the jobs in `notRun` (refused for `why`); only a job's engine, variant and case id are read. */
+export function partialDecision(d: Decision, notRun: readonly (Pick<Job, 'engine' | 'variant'> & { case: Pick<Job['case'], 'id'> })[], why: string): Decision {
   if (notRun.length === 0) return d;
   const ran = new Set(d.stats.cases.filter((c) => c.trials - c.skipped > 0).map((c) => key(c.engine, c.caseId, c.variant)));
   const missing = (engine: string | null, variants: string[]) =>

@@ -54,7 +54,7 @@ export function installDir(root: string, npmPackage: string, version: string): s
   const name = `${sanitisePackage(npmPackage)}@${version}`;
   const parent = enginesDir(root);
   const dir = join(parent, name);
-  if (/[\\/\u0000]/.test(name) || version === '' || version.startsWith('.') || dirname(dir) !== parent) {
+  if (/[\\/]/.test(name) || name.includes('\0') || version === '' || version.startsWith('.') || dirname(dir) !== parent) {
     throw new EngineUnavailable(`engine version \`${version}\` of ${npmPackage} is not a version: its cache folder would lie outside ${parent}; use an exact version such as 2.1.3`);
   }
   return dir;
@@ -170,7 +170,7 @@ export function installToCache(opts: InstallOptions): Promise<InstallResult> {
   try {
     dir = installDir(opts.root, opts.npmPackage, opts.version);
   } catch (e) {
-    return Promise.reject(e);
+    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
   }
   const pending = inFlight.get(dir);
   if (pending) return pending;

@@ -1,15 +1,18 @@
 /**
  * `skill-up engines list | install <engine>[@version] | check [<engine>[@version]…]`.
  *
- * Exit codes follow design.md: 0 success, 2 usage error, 3 infrastructure error (an install
- * failed, an engine checked is unusable). Results go to stdout; the install progress line and
- * error messages go to stderr.
+ * Exit codes follow design.md: 0 success, 1 `check` found an engine missing or unusable (any
+ * engine checked: the named ones, else every known engine), 2 usage error, 3 infrastructure
+ * error (an install failed). Results go to stdout; the install progress line and error
+ * messages go to stderr.
  */
 import { cacheRoot, displayPath, enginesDir } from './cache.js';
-import { KNOWN_ENGINES, binOverrideVar, findKnownEngine } from './known.js';
+import { binOverrideVar, findKnownEngine, knownEngines } from './known.js';
 import { checkEngine, installEngine, listEngines, type EngineCheck } from './resolve.js';
+import { parse, UsageError } from '../cli/args.js';
 
-const HELP = `Usage: skill-up engines <command> [options]
+/** The help text; its engine list is read from the registry when shown. */
+const helpText = (): string => `Usage: skill-up engines <command> [options]
 
 Manage the agent CLIs skill-up drives. Engines are resolved from SKILL_UP_<ENGINE>_BIN,
 then (with engine.version pinned in eval.yaml) skill-up's cache, else PATH, else the newest
@@ -19,13 +22,14 @@ Commands:
   list                          Known engines, their npm package, cached versions and PATH executable
   install <engine>[@version]    npm-install an engine version into the cache (default: npm's latest)
   check [<engine>[@version]…]   Resolve each engine as a run would and run \`--version\`
-                                (default: every known engine; a pinned version must be cached)
+                                (default: every known engine; a pinned version must be cached);
+                                exit code 1 when any engine checked is missing or unusable
 
 Options:
   --json                        Machine-readable output (list, check)
   -h, --help                    Show this help
 
-Engines: ${KNOWN_ENGINES.map((e) => `${e.name} (${e.npmPackage})`).join(', ')}
+Engines: ${knownEngines().map((e) => `${e.name} (${e.npmPackage})`).join(', ')}
 
 Examples:
   skill-up engines list
@@ -58,16 +62,23 @@ export function parseEngineSpec(spec: string): { name: string; version?: string 
  * never throws for user or engine errors.
  */
 export async function runEnginesCommand(argv: string[], io: Io = defaultIo): Promise<number> {
-  const json = argv.includes('--json');
-  const help = argv.includes('--help') || argv.includes('-h');
-  const unknownOpt = argv.find((a) => a.startsWith('-') && !['--json', '--help', '-h'].includes(a));
-  const words = argv.filter((a) => !a.startsWith('-'));
-  const [cmd, ...rest] = words;
+  // The parser every command uses (src/cli/args.ts): unknown flags get its did-you-mean.
+  let parsed: { values: { json?: boolean; help?: boolean }; positionals: string[] } | undefined;
+  let problem: string | undefined;
+  try {
+    parsed = parse(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    problem = e.message;
+  }
+  const json = parsed?.values.json === true;
+  const help = parsed?.values.help === true || argv.includes('--help') || argv.includes('-h');
+  const [cmd, ...rest] = parsed?.positionals ?? [];
   if (help || (cmd === undefined && argv.length === 0)) {
-    io.out(HELP);
+    io.out(helpText());
     return help ? 0 : 2;
   }
-  if (unknownOpt) return usage(io, `unknown option ${unknownOpt}`);
+  if (problem !== undefined) return usage(io, problem);
   switch (cmd) {
     case 'list':
       if (rest.length > 0) return usage(io, '`engines list` takes no arguments');
@@ -107,7 +118,7 @@ async function list(io: Io, json: boolean): Promise<number> {
 
 async function install(io: Io, spec: string): Promise<number> {
   const { name, version } = parseEngineSpec(spec);
-  if (!findKnownEngine(name)) return usage(io, `unknown engine "${name}" (known: ${KNOWN_ENGINES.map((e) => e.name).join(', ')})`);
+  if (!findKnownEngine(name)) return usage(io, `unknown engine "${name}" (known: ${knownEngines().map((e) => e.name).join(', ')})`);
   try {
     const r = await installEngine(name, version, { onProgress: (line) => io.err(`${line}\n`) });
     io.out(`${r.name} ${r.version}${r.installed ? '' : ' (already installed)'}: ${displayPath(r.path)}\n`);
@@ -120,9 +131,9 @@ async function install(io: Io, spec: string): Promise<number> {
 }
 
 async function check(io: Io, specs: string[], json: boolean): Promise<number> {
-  const targets = specs.length > 0 ? specs.map(parseEngineSpec) : KNOWN_ENGINES.map((e) => ({ name: e.name, version: undefined }));
+  const targets = specs.length > 0 ? specs.map(parseEngineSpec) : knownEngines().map((e) => ({ name: e.name, version: undefined }));
   for (const t of targets) {
-    if (!findKnownEngine(t.name)) return usage(io, `unknown engine "${t.name}" (known: ${KNOWN_ENGINES.map((e) => e.name).join(', ')})`);
+    if (!findKnownEngine(t.name)) return usage(io, `unknown engine "${t.name}" (known: ${knownEngines().map((e) => e.name).join(', ')})`);
   }
   const results: EngineCheck[] = [];
   for (const t of targets) results.push(await checkEngine(t.name, t.version));
@@ -139,9 +150,8 @@ async function check(io: Io, specs: string[], json: boolean): Promise<number> {
       }
     }
   }
-  // Named engines must all work; with no names, one usable engine is enough.
-  const ok = specs.length > 0 ? results.every((r) => r.ok) : results.some((r) => r.ok);
-  return ok ? 0 : 3;
+  // Every engine checked must work (issue 11): a missing one is exit 1, so CI notices it.
+  return results.every((r) => r.ok) ? 0 : 1;
 }
 
 function formatTable(rows: string[][]): string {

@@ -1,11 +1,10 @@
 /**
  * The engines skill-up knows how to install and resolve: canonical name → npm package and the
- * name of the executable the package puts in `node_modules/.bin/`. This table is the single
- * place these facts live; `resolve.ts`, `cache.ts` and `engines-command.ts` read it.
- *
- * Sources: shared/engines/claude-code-and-codex.md ("TL;DR" table) and
- * shared/engines/opencode-gemini-qwen-docker.md.
+ * name of the executable the package puts in `node_modules/.bin/`. Derived from the engine
+ * registry (engines/index.ts), where each engine's definition holds these facts;
+ * `resolve.ts`, `cache.ts` and `engines-command.ts` read them through here.
  */
+import { engineDefinitions } from '../../engines/index.js';
 
 /** One installable engine. */
 export interface KnownEngine {
@@ -17,23 +16,22 @@ export interface KnownEngine {
   bin: string;
 }
 
-/** Every engine skill-up can install from npm, in display order. */
-export const KNOWN_ENGINES: readonly KnownEngine[] = Object.freeze([
-  { name: 'claude_code', npmPackage: '@anthropic-ai/claude-code', bin: 'claude' },
-  { name: 'codex', npmPackage: '@openai/codex', bin: 'codex' },
-  { name: 'opencode', npmPackage: 'opencode-ai', bin: 'opencode' },
-  { name: 'gemini_cli', npmPackage: '@google/gemini-cli', bin: 'gemini' },
-  { name: 'qwen_code', npmPackage: '@qwen-code/qwen-code', bin: 'qwen' },
-]);
+/** Every engine skill-up can install from npm, in display order (read at call time, so a registered engine is included). */
+export function knownEngines(): readonly KnownEngine[] {
+  return engineDefinitions().map((d) => ({ name: d.name, npmPackage: d.npmPackage, bin: d.bin }));
+}
+
+/** The known engines when this module loaded (the built-in ones); prefer `knownEngines()`. */
+export const KNOWN_ENGINES: readonly KnownEngine[] = Object.freeze(knownEngines());
 
 /** The known engine called `name` (canonical name), or undefined. */
 export function findKnownEngine(name: string): KnownEngine | undefined {
-  return KNOWN_ENGINES.find((e) => e.name === name);
+  return knownEngines().find((e) => e.name === name);
 }
 
 /** The known engine shipped by npm package `npmPackage`, or undefined. */
 export function findKnownEngineByPackage(npmPackage: string): KnownEngine | undefined {
-  return KNOWN_ENGINES.find((e) => e.npmPackage === npmPackage);
+  return knownEngines().find((e) => e.npmPackage === npmPackage);
 }
 
 /**

@@ -241,10 +241,10 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
   }
   // `run -v` / `-vv` (engine/observe.ts): the command line, and stderr line by line.
   const observer = processObserver();
-  if (observer) watchProcess(observer, currentJob(), file, args, opts.cwd, child.stderr!);
+  if (observer) watchProcess(observer, currentJob(), file, args, opts.cwd, child.stderr);
   const cap = maxStreamBytes();
-  const out = captureTo(child.stdout!, outFile, cap);
-  const err = captureTo(child.stderr!, errFile, cap, true);
+  const out = captureTo(child.stdout, outFile, cap);
+  const err = captureTo(child.stderr, errFile, cap, true);
   if (opts.input !== undefined) {
     child.stdin!.on('error', () => undefined); // the engine may exit without reading it
     child.stdin!.end(opts.input);

@@ -74,8 +74,3 @@ export function unwatchGroup(pgid: number): void {
   if (!watched.delete(pgid)) return;
   send([`-${pgid}`]);
 }
-
-/** The reaper's process id while it runs (for tests and diagnostics). */
-export function reaperPid(): number | undefined {
-  return reaper?.child.pid;
-}

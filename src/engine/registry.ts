@@ -1,34 +1,28 @@
 /**
- * Engine plug-ins by name. Each adapter lives in the top-level `engines/<name>/` folder;
- * this is the one place that knows them all.
+ * Engine plug-ins by name, loaded on demand from the engine registry (engines/index.ts): only
+ * the adapter of an engine a run uses is imported.
  */
 import type { EngineConfig, Suite } from '../config/types.js';
-import { createCustomAdapter } from '../../engines/custom/adapter.js';
-import { claudeCodeAdapter } from '../../engines/claude-code/adapter.js';
-import { codexAdapter } from '../../engines/codex/adapter.js';
-import { geminiCliAdapter } from '../../engines/gemini-cli/adapter.js';
-import { opencodeAdapter } from '../../engines/opencode/adapter.js';
-import { qwenCodeAdapter } from '../../engines/qwen-code/adapter.js';
+import { CUSTOM_ENGINE, engineDefinitions, findEngineDefinition, loadCustomEngine } from '../../engines/index.js';
 import { blankTurn, type EngineAdapter, EngineUnavailable } from './types.js';
 
-/** Engine names this build can run. */
-export const AVAILABLE_ENGINES = ['claude_code', 'codex', 'opencode', 'gemini_cli', 'qwen_code', 'custom'] as const;
+/** Engine names this build can run: every registered engine, then `custom` (read at call time). */
+export function availableEngines(): string[] {
+  return [...engineDefinitions().map((d) => d.name), CUSTOM_ENGINE];
+}
 
 /**
- * Returns the adapter for `engine`.
- * @throws EngineUnavailable when this build has no adapter for it.
+ * Returns the adapter for `engine` (importing its code on first use).
+ * @throws EngineUnavailable when this build has no adapter for it, or `custom` lacks its block.
  */
 export async function getAdapter(engine: EngineConfig, suite: Suite): Promise<EngineAdapter> {
-  if (engine.name === 'custom') {
+  if (engine.name === CUSTOM_ENGINE) {
     if (!engine.custom) throw new EngineUnavailable(`engine \`${engine.displayName}\` needs an engine.custom block`);
-    return createCustomAdapter(engine.custom, suite.skillDir);
+    return (await loadCustomEngine())(engine.custom, suite.skillDir);
   }
-  if (engine.name === 'claude_code') return claudeCodeAdapter as EngineAdapter;
-  if (engine.name === 'codex') return codexAdapter as EngineAdapter;
-  if (engine.name === 'opencode') return opencodeAdapter as EngineAdapter;
-  if (engine.name === 'qwen_code') return qwenCodeAdapter as EngineAdapter;
-  if (engine.name === 'gemini_cli') return geminiCliAdapter as EngineAdapter;
-  throw new EngineUnavailable(`engine \`${engine.name}\` is not available in this version of skill-up (available: ${AVAILABLE_ENGINES.join(', ')})`);
+  const def = findEngineDefinition(engine.name);
+  if (def && def.name === engine.name) return def.load();
+  throw new EngineUnavailable(`engine \`${engine.name}\` is not available in this version of skill-up (available: ${availableEngines().join(', ')})`);
 }
 
 /**

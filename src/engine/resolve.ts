@@ -9,10 +9,13 @@
  *    npm on first use (see `cache.ts`). PATH is NOT consulted, so a pin is always honoured.
  * 3. Without a pin: the executable on PATH, else the newest version already in the cache.
  */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { execa } from 'execa';
+import { minimalEnv } from './env.js';
 import { cacheRoot, cachedBinPath, displayPath, installToCache, isExecutable, listCachedVersions } from './cache.js';
-import { KNOWN_ENGINES, binOverrideVar, findKnownEngine, findKnownEngineByPackage } from './known.js';
+import { binOverrideVar, findKnownEngine, findKnownEngineByPackage, knownEngines } from './known.js';
 import { EngineUnavailable } from './types.js';
 
 /** Options for `resolveEngineBinary`. */
@@ -104,11 +107,38 @@ export async function findOnPath(bin: string, env: Record<string, string | undef
  * Runs `<path> --version` (30 s limit) and returns the first `x.y.z[-pre]` in its output
  * (`2.1.332 (Claude Code)` → `2.1.332`, `codex-cli 0.171.0` → `0.171.0`).
  *
+ * The probe never runs in the user's real home (issue 11): it gets only the common base of
+ * `env` (src/engine/env.ts `minimalEnv`, so no engine's config-dir variable such as
+ * `GEMINI_CLI_HOME` or `CODEX_HOME` leaks in) with `HOME`, `XDG_{CONFIG,CACHE,DATA,STATE}_HOME`
+ * and `TMPDIR`/`TMP`/`TEMP` in a throwaway folder that is also its cwd and is removed
+ * afterwards. A broken `~/.gemini/settings.json` therefore cannot fail it, and the engine's
+ * start-up files (Gemini CLI writes two under `~/.gemini`) land in that folder.
+ *
  * @throws EngineUnavailable when it does not start, fails, or prints no version; the message
  *   holds the output's last lines (e.g. Claude Code's "native binary not installed" stub).
  */
 export async function probeVersion(path: string, env: Record<string, string | undefined> = process.env): Promise<string> {
-  const r = await execa(path, ['--version'], { env, extendEnv: false, reject: false, stdin: 'ignore', timeout: 30_000 });
+  const home = await mkdtemp(join(env.TMPDIR || tmpdir(), 'skill-up-probe-'));
+  let r;
+  try {
+    const tmp = join(home, 'tmp');
+    await mkdir(tmp);
+    const probeEnv = {
+      ...minimalEnv(env),
+      HOME: home,
+      USERPROFILE: home,
+      XDG_CONFIG_HOME: join(home, '.config'),
+      XDG_CACHE_HOME: join(home, '.cache'),
+      XDG_DATA_HOME: join(home, '.local', 'share'),
+      XDG_STATE_HOME: join(home, '.local', 'state'),
+      TMPDIR: tmp,
+      TMP: tmp,
+      TEMP: tmp,
+    };
+    r = await execa(path, ['--version'], { cwd: home, env: probeEnv, extendEnv: false, reject: false, stdin: 'ignore', timeout: 30_000 });
+  } finally {
+    await rm(home, { recursive: true, force: true, maxRetries: 3 });
+  }
   const out = `${r.stdout ?? ''}\n${r.stderr ?? ''}`;
   const m = /\b(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\b/.exec(String(r.stdout ?? '')) ?? /\b(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)\b/.exec(out);
   if (r.failed || !m) {
@@ -136,7 +166,7 @@ export interface EngineListing {
 export async function listEngines(env: Record<string, string | undefined> = process.env): Promise<EngineListing[]> {
   const root = cacheRoot(env);
   const rows: EngineListing[] = [];
-  for (const e of KNOWN_ENGINES) {
+  for (const e of knownEngines()) {
     const variable = binOverrideVar(e.name);
     const value = env[variable];
     rows.push({
@@ -203,7 +233,7 @@ export async function checkEngine(
 ): Promise<EngineCheck> {
   const env = opts.env ?? process.env;
   const known = findKnownEngine(name);
-  if (!known) return { name, ok: false, message: `unknown engine "${name}" (known: ${KNOWN_ENGINES.map((e) => e.name).join(', ')})` };
+  if (!known) return { name, ok: false, message: `unknown engine "${name}" (known: ${knownEngines().map((e) => e.name).join(', ')})` };
   try {
     let resolved: ResolvedEngine;
     if (version && !env[binOverrideVar(name)]) {
@@ -224,7 +254,7 @@ export async function checkEngine(
 
 function requireKnown(name: string) {
   const known = findKnownEngine(name);
-  if (!known) throw new EngineUnavailable(`unknown engine "${name}" (known: ${KNOWN_ENGINES.map((e) => e.name).join(', ')})`);
+  if (!known) throw new EngineUnavailable(`unknown engine "${name}" (known: ${knownEngines().map((e) => e.name).join(', ')})`);
   return known;
 }
 

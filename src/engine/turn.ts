@@ -1,19 +1,20 @@
 /**
- * Pieces every CLI engine adapter's `runTurn` shares: reading the engine's line-oriented
- * output file, and the part of a turn's error that the process outcome alone decides.
+ * Pieces every CLI engine's turn shares (src/engine/cli-engine.ts): reading the engine's
+ * line-oriented output file, and the part of a turn's error that the process outcome alone decides.
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { describeFailure, maxStreamBytes, truncationError, type ProcResult } from './proc.js';
-import { findKnownEngine } from './known.js';
-import { probeVersion, resolveEngineBinary, type ResolvedEngine } from './resolve.js';
-import { EngineUnavailable, type EngineError } from './types.js';
+import type { EngineError } from './types.js';
 
-/** Feeds every line of `file` to `push`, streaming (any size, bounded memory per line). A missing file has no lines. */
-export async function feedLines(file: string, push: (line: string) => void): Promise<void> {
+/**
+ * Feeds every line of `file` to `push`, streaming (any size, bounded memory per line), from
+ * byte `start` on (default 0). A missing file has no lines.
+ */
+export async function feedLines(file: string, push: (line: string) => void, start = 0): Promise<void> {
   let stream;
   try {
-    stream = createReadStream(file, { encoding: 'utf8' });
+    stream = createReadStream(file, { encoding: 'utf8', start });
     const rl = createInterface({ input: stream, crlfDelay: Infinity });
     for await (const line of rl) push(line);
   } catch (e) {
@@ -45,31 +46,4 @@ export function processError(r: ProcResult, timeoutMs: number, stderrTail: strin
 /** Prints an engine install's progress line on stderr (the adapters have no other channel). */
 export function progressLine(line: string): void {
   process.stderr.write(`${line}\n`);
-}
-
-/**
- * An engine's executable for a job (override variable, pinned version in the cache, PATH,
- * newest cached): never throws for a missing one, which every turn then reports as an
- * `error` of kind `missing` with this reason.
- */
-export async function resolveForJob(engine: string, version: string | undefined): Promise<{ bin?: string; binSource?: ResolvedEngine['source']; missing?: string }> {
-  const known = findKnownEngine(engine)!;
-  try {
-    const r = await resolveEngineBinary({ npmPackage: known.npmPackage, bin: known.bin, version, engine, onProgress: progressLine });
-    return { bin: r.path, binSource: r.source };
-  } catch (e) {
-    if (!(e instanceof EngineUnavailable)) throw e;
-    return { missing: e.message };
-  }
-}
-
-/**
- * The `check` of a CLI engine: resolves (installing a pinned version into the cache, with one
- * progress line) and returns the version the executable reports.
- * @throws EngineUnavailable when it cannot be resolved, installed or run.
- */
-export async function checkEngineBinary(engine: string, version: string | undefined): Promise<{ version?: string }> {
-  const known = findKnownEngine(engine)!;
-  const r = await resolveEngineBinary({ npmPackage: known.npmPackage, bin: known.bin, version, engine, onProgress: progressLine });
-  return { version: await probeVersion(r.path) };
 }

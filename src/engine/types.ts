@@ -52,6 +52,18 @@ export interface TranscriptTurn {
   skillActivations: SkillActivation[];
   /** Names of the skills the engine offered the model in this turn, when observable. */
   skillsListed?: string[];
+  /**
+   * Names of the tools the engine offered the model in this turn, in the engine's order, when
+   * observable: from the engine's own output (Claude Code's and Qwen Code's init line), else
+   * from the first request of the turn that offered tools, as the scripted model server saw it.
+   */
+  toolsOffered?: string[];
+  /**
+   * The permission (approval) mode the engine ran the turn under, in the engine's own words
+   * (Claude Code `bypassPermissions`, Qwen Code `yolo`), when its output says (the others'
+   * output does not: unset).
+   */
+  permissionMode?: string;
   usage: TokenUsage;
   /** USD, when the engine reports it. */
   costUsd?: number;
@@ -67,7 +79,6 @@ export interface TranscriptTurn {
 /** The normalised record of one job's conversation. */
 export interface Transcript {
   engine: string;
-  engineVersion?: string;
   model?: string;
   turns: TranscriptTurn[];
 }
@@ -122,8 +133,6 @@ export type Variant = 'with_skill' | 'without_skill';
 export interface EngineAdapter<P = unknown> {
   /** Canonical name: 'claude_code' | 'codex' | 'opencode' | 'gemini_cli' | 'qwen_code' | 'custom'. */
   name: string;
-  /** npm package for install/cache resolution, e.g. '@anthropic-ai/claude-code'. */
-  npmPackage?: string;
   /** Workspace-relative folders the engine scans for skills; skills are installed into the first. */
   skillDirs: string[];
   /** Whether a later turn can resume the earlier turn's session. */

@@ -29,13 +29,6 @@ export function around(text: string, offset: number, length: number, radius = 40
   return JSON.stringify(`${start > 0 ? '…' : ''}${body}${end < text.length ? '…' : ''}`);
 }
 
-/** Evidence for a substring search: `found at offset N: "…context…"` or `not found in <where> (N chars): "…"`. */
-export function substringEvidence(text: string, needle: string, where = 'final message'): { found: boolean; evidence: string } {
-  const at = text.indexOf(needle);
-  if (at >= 0) return { found: true, evidence: `found at offset ${at}: ${around(text, at, needle.length)}` };
-  return { found: false, evidence: `not found in ${where} (${text.length} chars): ${q(text, 200)}` };
-}
-
 /** Any JSON-serialisable value as compact JSON clipped to `max` characters. */
 export function jsonClip(value: unknown, max = 300): string {
   let s: string;

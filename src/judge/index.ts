@@ -16,9 +16,9 @@ import { runRuleJudge } from './rules.js';
 import { runScriptJudge } from './script.js';
 import type { Grading, JudgeInput } from './types.js';
 
-export { checkExpect, firstDifference, normaliseGolden } from './expect.js';
-export { evaluateRule, runRuleJudge, type RuleResult } from './rules.js';
-export { runScriptJudge, interpreterFor, DEFAULT_SCRIPT_TIMEOUT_SECONDS } from './script.js';
+export { checkExpect, firstDifference } from './expect.js';
+export { evaluateRule, runRuleJudge } from './rules.js';
+export { runScriptJudge, interpreterFor } from './script.js';
 export { argsMatch, argsMismatch } from './args.js';
 export { evaluatePostCondition, evaluatePostConditionOn } from './postcondition.js';
 export {
@@ -27,8 +27,6 @@ export {
   parseJsonPath,
   applyJsonPath,
   extractJson,
-  type CaptureSpec,
-  type CaptureResult,
 } from './capture.js';
 export { resolveInWorkspace, inspectPath } from './paths.js';
 export type { JudgeOutcome } from './outcome.js';

@@ -11,6 +11,7 @@
  * case-insensitively; tool evidence lists the calls actually made (first 20).
  */
 import type { Rule } from '../config/types.js';
+import type { Field } from '../config/yaml-source.js';
 import type { ToolCall, TranscriptTurn } from '../engine/types.js';
 import { compileRegex } from '../util/regex.js';
 import { argsMismatch } from './args.js';
@@ -63,64 +64,11 @@ export async function runRuleJudge(spec: { success: Rule[]; failure: Rule[] }, i
  */
 export async function evaluateRule(rule: Rule, input: JudgeInput): Promise<RuleResult> {
   const parts: { text: string; check: Check }[] = [];
-  const add = (text: string, check: Check) => parts.push({ text, check });
-  const allCalls = input.transcript.turns.flatMap((t) => t.toolCalls.map((c) => ({ turn: t.index, call: c })));
-
-  // The final message as judges read it (src/judge/text.ts): a large one is streamed from its
-  // file for substring rules, and loaded through the one-at-a-time gate for patterns.
-  const message = finalMessageText(input);
-  if (rule.outputContains) add(`output_contains ${describeLists(rule.outputContains)}`, outputContains(await searchText(message, needles(rule.outputContains)), rule.outputContains));
-  if (rule.outputMatches) {
-    const lists = rule.outputMatches;
-    add(`output_matches ${describeLists(lists)}`, await withFullText(message, (text) => outputMatches(text, lists)));
+  // In the table's order (the order of `Rule`'s fields).
+  for (const [field, kind] of Object.entries(RULE_KINDS) as [keyof Rule, RuleKind<unknown>][]) {
+    const value = rule[field];
+    if (value !== undefined) parts.push(await kind.evaluate(value, input));
   }
-  if (rule.exitCode !== undefined) {
-    add(`exit_code: ${rule.exitCode}`, { holds: input.exitCode === rule.exitCode, evidence: `actual exit code: ${input.exitCode}` });
-  }
-  if (rule.filesExist) add(`files_exist: ${qList(rule.filesExist)}`, await filesCheck(input.workspace, rule.filesExist, true));
-  if (rule.filesNotExist) add(`files_not_exist: ${qList(rule.filesNotExist)}`, await filesCheck(input.workspace, rule.filesNotExist, false));
-  if (rule.toolCalled) {
-    const { name, args } = rule.toolCalled;
-    add(`tool_called: ${name}${hasArgs(args) ? ` ${jsonClip(args, 160)}` : ''}`, toolCalled(allCalls, name, args, 'in any turn'));
-  }
-  if (rule.toolNotCalled) add(`tool_not_called: ${rule.toolNotCalled.name}`, toolNotCalled(allCalls, rule.toolNotCalled.name, 'in any turn'));
-  if (rule.skillInvoked !== undefined) add(`skill_invoked: ${rule.skillInvoked}`, skillInvoked(input, rule.skillInvoked, true));
-  if (rule.skillNotInvoked !== undefined) add(`skill_not_invoked: ${rule.skillNotInvoked}`, skillInvoked(input, rule.skillNotInvoked, false));
-  if (rule.turnResponseContains) {
-    const r = rule.turnResponseContains;
-    const lists: string[] = [];
-    if (r.containsAll?.length) lists.push(`contains_all: ${qList(r.containsAll)}`);
-    if (r.containsAny?.length) lists.push(`contains_any: ${qList(r.containsAny)}`);
-    add(
-      `turn_response_contains {turn: ${r.turn}${lists.length ? `, ${lists.join(', ')}` : ''}}`,
-      await withTurn(input, r.turn, async (t) => {
-        const l = { all: r.containsAll, any: r.containsAny };
-        return outputContains(await searchText(turnText(t, input.jobDir), needles(l)), l, `turn ${r.turn} response`);
-      }),
-    );
-  }
-  if (rule.turnResponseNotContains) {
-    const r = rule.turnResponseNotContains;
-    add(
-      `turn_response_not_contains {turn: ${r.turn}, not_contains: ${qList(r.notContains)}}`,
-      await withTurn(input, r.turn, async (t) => outputContains(await searchText(turnText(t, input.jobDir), r.notContains), { not: r.notContains }, `turn ${r.turn} response`)),
-    );
-  }
-  if (rule.toolCalledInTurn) {
-    const r = rule.toolCalledInTurn;
-    add(
-      `tool_called_in_turn {turn: ${r.turn}, name: ${r.name}${hasArgs(r.args) ? `, args: ${jsonClip(r.args, 160)}` : ''}}`,
-      await withTurn(input, r.turn, (t) => toolCalled(t.toolCalls.map((c) => ({ turn: t.index, call: c })), r.name, r.args, `in turn ${r.turn}`)),
-    );
-  }
-  if (rule.toolNotCalledInTurn) {
-    const r = rule.toolNotCalledInTurn;
-    add(
-      `tool_not_called_in_turn {turn: ${r.turn}, name: ${r.name}}`,
-      await withTurn(input, r.turn, (t) => toolNotCalled(t.toolCalls.map((c) => ({ turn: t.index, call: c })), r.name, `in turn ${r.turn}`)),
-    );
-  }
-
   if (parts.length === 0) return { text: 'rule: (no recognised kind)', holds: false, evidence: 'the rule sets no known rule kind' };
   if (parts.length === 1) return { text: parts[0]!.text, holds: parts[0]!.check.holds, evidence: parts[0]!.check.evidence };
   return {
@@ -128,6 +76,202 @@ export async function evaluateRule(rule: Rule, input: JudgeInput): Promise<RuleR
     holds: parts.every((p) => p.check.holds),
     evidence: parts.map((p) => `${p.text}: ${p.check.evidence}`).join('; '),
   };
+}
+
+/** What a rule kind's `parse` may use from config loading (src/config/judges.ts). */
+export interface RuleParseContext {
+  /** Number of turns of the case; undefined when unknown (eval level, broken input). */
+  turnCount?: number;
+  /** Reports a pattern that does not compile (RE2 syntax) at its field. */
+  checkRegex(pattern: Field): void;
+  /** Reports a path that leaves the workspace at its field. */
+  checkWorkspacePath(path: Field): void;
+}
+
+/**
+ * One rule kind, in one place: its YAML key, its JSON Schema fragment (a test keeps
+ * `schemas/case.schema.json` `$defs.rule.properties` equal to the table's), how config reads
+ * it into its `Rule` field, and how it judges a job.
+ */
+export interface RuleKind<V> {
+  /** The key in YAML, e.g. `output_contains`. */
+  key: string;
+  /** The schema of the value under `key`. */
+  schema: Record<string, unknown>;
+  /** The YAML value → the `Rule` field's value; undefined when its shape is wrong (the schema reports it). */
+  parse(value: Field, ctx: RuleParseContext): V | undefined;
+  /** The rule's text for reports and whether it holds, with evidence. Never throws. */
+  evaluate(value: V, input: JudgeInput): Promise<{ text: string; check: Check }>;
+}
+
+type TextLists = { all?: string[]; any?: string[]; not?: string[] };
+
+const textLists = (f: Field): TextLists => {
+  const out: TextLists = {};
+  for (const k of ['all', 'any', 'not'] as const) if (f.has(k)) out[k] = f.get(k).strings();
+  return out;
+};
+const turnOf = (f: Field, ctx: RuleParseContext): number => {
+  const n = f.get('turn').int() ?? 1;
+  if (ctx.turnCount !== undefined && n > ctx.turnCount) {
+    f.get('turn').error(`turn ${n} does not exist: this case has ${ctx.turnCount} turn${ctx.turnCount === 1 ? '' : 's'}`);
+  }
+  return n;
+};
+const argsOf = (f: Field): { args?: Record<string, unknown> } => (f.get('args').isMap() ? { args: f.get('args').value as Record<string, unknown> } : {});
+const callsOf = (input: JudgeInput): LocatedCall[] => input.transcript.turns.flatMap((t) => t.toolCalls.map((c) => ({ turn: t.index, call: c })));
+const turnCalls = (t: TranscriptTurn): LocatedCall[] => t.toolCalls.map((c) => ({ turn: t.index, call: c }));
+const ref = (name: string) => ({ $ref: `#/$defs/${name}` });
+const described = (description: string, schema: Record<string, unknown>) => ({ description, ...schema });
+const turnObject = (required: string[], properties: Record<string, unknown>) => ({ type: 'object', additionalProperties: false, required, properties: { turn: ref('turnNumber'), ...properties } });
+const toolNameSchema = { type: 'string', minLength: 1, description: 'Tool name as the engine reports it.' };
+
+/**
+ * Every rule kind, keyed by its `Rule` field (the mapped type makes the compiler check that
+ * each field of `Rule` has exactly one kind whose parse and evaluate agree with its type).
+ * The judge, config loading and the schema's rule part derive from it.
+ */
+export const RULE_KINDS: { readonly [F in keyof Rule]-?: RuleKind<NonNullable<Rule[F]>> } = {
+  outputContains: {
+    key: 'output_contains',
+    schema: described('Substrings of the final answer.', ref('textMatch')),
+    parse: (v) => textLists(v),
+    evaluate: async (l, input) => ({ text: `output_contains ${describeLists(l)}`, check: outputContains(await searchText(finalMessageText(input), needles(l)), l) }),
+  },
+  outputMatches: {
+    key: 'output_matches',
+    schema: described('Go (RE2) regular expressions matched against the final answer.', ref('textMatch')),
+    parse: (v, ctx) => {
+      for (const k of ['all', 'any', 'not']) v.get(k).items().forEach((p) => ctx.checkRegex(p));
+      return textLists(v);
+    },
+    evaluate: async (l, input) => ({ text: `output_matches ${describeLists(l)}`, check: await withFullText(finalMessageText(input), (text) => outputMatches(text, l)) }),
+  },
+  exitCode: {
+    key: 'exit_code',
+    schema: { description: "The engine's exit code.", 'x-expected': 'a whole number', type: 'integer' },
+    parse: (v) => v.int(),
+    evaluate: async (code, input) => ({ text: `exit_code: ${code}`, check: { holds: input.exitCode === code, evidence: `actual exit code: ${input.exitCode}` } }),
+  },
+  filesExist: {
+    key: 'files_exist',
+    schema: described('Workspace-relative paths that must exist.', ref('pathList')),
+    parse: (v, ctx) => {
+      v.items().forEach((p) => ctx.checkWorkspacePath(p));
+      return v.strings();
+    },
+    evaluate: async (paths, input) => ({ text: `files_exist: ${qList(paths)}`, check: await filesCheck(input.workspace, paths, true) }),
+  },
+  filesNotExist: {
+    key: 'files_not_exist',
+    schema: described('Workspace-relative paths that must not exist.', ref('pathList')),
+    parse: (v, ctx) => {
+      v.items().forEach((p) => ctx.checkWorkspacePath(p));
+      return v.strings();
+    },
+    evaluate: async (paths, input) => ({ text: `files_not_exist: ${qList(paths)}`, check: await filesCheck(input.workspace, paths, false) }),
+  },
+  toolCalled: {
+    key: 'tool_called',
+    schema: described('A tool the agent called, with a subset of its arguments.', ref('toolMatch')),
+    parse: (v) => ({ name: v.get('name').str() ?? '', ...argsOf(v) }),
+    evaluate: async ({ name, args }, input) => ({
+      text: `tool_called: ${name}${hasArgs(args) ? ` ${jsonClip(args, 160)}` : ''}`,
+      check: toolCalled(callsOf(input), name, args, 'in any turn'),
+    }),
+  },
+  toolNotCalled: {
+    key: 'tool_not_called',
+    schema: described('A tool the agent never called.', ref('toolName')),
+    parse: (v) => ({ name: v.get('name').str() ?? '' }),
+    evaluate: async ({ name }, input) => ({ text: `tool_not_called: ${name}`, check: toolNotCalled(callsOf(input), name, 'in any turn') }),
+  },
+  skillInvoked: {
+    key: 'skill_invoked',
+    schema: { description: 'A skill the agent used.', type: 'string', minLength: 1 },
+    parse: (v) => v.str() ?? '',
+    evaluate: async (skill, input) => ({ text: `skill_invoked: ${skill}`, check: skillInvoked(input, skill, true) }),
+  },
+  skillNotInvoked: {
+    key: 'skill_not_invoked',
+    schema: { description: 'A skill the agent did not use.', type: 'string', minLength: 1 },
+    parse: (v) => v.str() ?? '',
+    evaluate: async (skill, input) => ({ text: `skill_not_invoked: ${skill}`, check: skillInvoked(input, skill, false) }),
+  },
+  turnResponseContains: {
+    key: 'turn_response_contains',
+    schema: described(
+      "Substrings of one turn's answer.",
+      turnObject(['turn'], {
+        contains_all: { ...ref('stringList'), description: "Every string must appear in that turn's answer." },
+        contains_any: { ...ref('stringList'), description: "At least one string must appear in that turn's answer." },
+      }),
+    ),
+    parse: (v, ctx) => {
+      const r: { turn: number; containsAll?: string[]; containsAny?: string[] } = { turn: turnOf(v, ctx) };
+      if (v.has('contains_all')) r.containsAll = v.get('contains_all').strings();
+      if (v.has('contains_any')) r.containsAny = v.get('contains_any').strings();
+      return r;
+    },
+    evaluate: async (r, input) => {
+      const lists: string[] = [];
+      if (r.containsAll?.length) lists.push(`contains_all: ${qList(r.containsAll)}`);
+      if (r.containsAny?.length) lists.push(`contains_any: ${qList(r.containsAny)}`);
+      return {
+        text: `turn_response_contains {turn: ${r.turn}${lists.length ? `, ${lists.join(', ')}` : ''}}`,
+        check: await withTurn(input, r.turn, async (t) => {
+          const l = { all: r.containsAll, any: r.containsAny };
+          return outputContains(await searchText(turnText(t, input.jobDir), needles(l)), l, `turn ${r.turn} response`);
+        }),
+      };
+    },
+  },
+  turnResponseNotContains: {
+    key: 'turn_response_not_contains',
+    schema: described(
+      "Substrings that must not appear in one turn's answer.",
+      turnObject(['turn', 'not_contains'], { not_contains: { ...ref('stringList'), description: "No string may appear in that turn's answer." } }),
+    ),
+    parse: (v, ctx) => ({ turn: turnOf(v, ctx), notContains: v.get('not_contains').strings() }),
+    evaluate: async (r, input) => ({
+      text: `turn_response_not_contains {turn: ${r.turn}, not_contains: ${qList(r.notContains)}}`,
+      check: await withTurn(input, r.turn, async (t) => outputContains(await searchText(turnText(t, input.jobDir), r.notContains), { not: r.notContains }, `turn ${r.turn} response`)),
+    }),
+  },
+  toolCalledInTurn: {
+    key: 'tool_called_in_turn',
+    schema: described('A tool called during one turn.', turnObject(['turn', 'name'], { name: toolNameSchema, args: ref('toolArgs') })),
+    parse: (v, ctx) => ({ turn: turnOf(v, ctx), name: v.get('name').str() ?? '', ...argsOf(v) }),
+    evaluate: async (r, input) => ({
+      text: `tool_called_in_turn {turn: ${r.turn}, name: ${r.name}${hasArgs(r.args) ? `, args: ${jsonClip(r.args, 160)}` : ''}}`,
+      check: await withTurn(input, r.turn, (t) => toolCalled(turnCalls(t), r.name, r.args, `in turn ${r.turn}`)),
+    }),
+  },
+  toolNotCalledInTurn: {
+    key: 'tool_not_called_in_turn',
+    schema: described('A tool not called during one turn.', turnObject(['turn', 'name'], { name: toolNameSchema })),
+    parse: (v, ctx) => ({ turn: turnOf(v, ctx), name: v.get('name').str() ?? '' }),
+    evaluate: async (r, input) => ({
+      text: `tool_not_called_in_turn {turn: ${r.turn}, name: ${r.name}}`,
+      check: await withTurn(input, r.turn, (t) => toolNotCalled(turnCalls(t), r.name, `in turn ${r.turn}`)),
+    }),
+  },
+};
+
+/**
+ * One `success`/`failure` item of a `rule_based` judge → `Rule`, through {@link RULE_KINDS}
+ * (undefined when its shape is wrong: not one key, an unknown kind; the schema reports it).
+ */
+export function parseRule(field: Field, ctx: RuleParseContext): Rule | undefined {
+  const entries = field.entries();
+  if (entries.length !== 1) return undefined;
+  const [key, v] = entries[0]!;
+  for (const [name, kind] of Object.entries(RULE_KINDS) as [keyof Rule, RuleKind<unknown>][]) {
+    if (kind.key !== key) continue;
+    const value = kind.parse(v, ctx);
+    return value === undefined ? undefined : ({ [name]: value });
+  }
+  return undefined;
 }
 
 function hasArgs(args: Record<string, unknown> | undefined): args is Record<string, unknown> {

@@ -151,7 +151,7 @@ export async function searchText(text: JudgedText, needles: readonly string[], r
       }
     }
   } catch (e) {
-    throw new Error(`cannot read the final text from ${text.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new Error(`cannot read the final text from ${text.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
   } finally {
     await fh?.close();
   }
@@ -171,8 +171,8 @@ export async function searchText(text: JudgedText, needles: readonly string[], r
 }
 
 /**
- * Evidence for a substring search, exactly as src/judge/evidence.ts `substringEvidence` words
- * it: `found at offset N: "…context…"` or `not found in <where> (N chars): "…"`.
+ * Evidence for a substring search: `found at offset N: "…context…"` or
+ * `not found in <where> (N chars): "…"`.
  */
 export function searchedEvidence(text: Searched, needle: string, where = 'final message'): { found: boolean; evidence: string } {
   const f = text.find(needle);
@@ -206,7 +206,7 @@ async function loadText(text: SpilledText): Promise<string> {
   try {
     fh = await open(text.path, 'r');
   } catch (e) {
-    throw new Error(`cannot read the final text from ${text.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new Error(`cannot read the final text from ${text.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
   }
   try {
     const buf = Buffer.alloc(text.bytes);

@@ -65,7 +65,7 @@ const label = (s: CheckedShard) => `${s.source} (shard ${s.shard.index}/${s.shar
 
 /** The plan options every shard must share, as [name, value] pairs (values compared as JSON). */
 function planOptions(doc: ResultDoc): [string, unknown][] {
-  const o = doc.options as Record<string, unknown>;
+  const o = doc.options;
   return [
     ['trials (--trials)', o.trials ?? null],
     ['baseline (--baseline / benchmark.enabled)', o.baseline ?? null],

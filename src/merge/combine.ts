@@ -14,7 +14,6 @@
  * Times: started_at is the earliest shard start, ended_at the latest shard end, duration_ms the
  * wall span between them (each shard's own duration is in `merge.shards`).
  */
-import type { EngineConfig } from '../config/types.js';
 import type { Variant } from '../engine/types.js';
 import { decide, type Decision, type DecisionConfig, type PreviousRun } from '../gate/index.js';
 import { buildResultJson, trialOfJob, type JobJson, type ResultDoc, type RunMeta } from '../report/result-json.js';
@@ -40,7 +39,7 @@ export function orderJobs(plan: MergePlan): JobJson[] {
         pos(casePos, a.j.case_id) - pos(casePos, b.j.case_id) ||
         pos(enginePos, a.j.engine) - pos(enginePos, b.j.engine) ||
         a.j.trial - b.j.trial ||
-        VARIANTS.indexOf(a.j.variant as Variant) - VARIANTS.indexOf(b.j.variant as Variant) ||
+        VARIANTS.indexOf(a.j.variant) - VARIANTS.indexOf(b.j.variant) ||
         a.i - b.i,
     )
     .map((x) => x.j);
@@ -72,10 +71,10 @@ function jobResultOf(j: JobJson): JobResult {
     id: j.id,
     caseId: j.case_id,
     engine: j.engine,
-    variant: j.variant as Variant,
+    variant: j.variant,
     trial: j.trial,
     attempts: j.attempts,
-    status: j.status as JobResult['status'],
+    status: j.status,
     ...(j.reason !== undefined ? { reason: j.reason } : {}),
     startedAt: j.started_at,
     durationMs: j.duration_ms,
@@ -88,7 +87,7 @@ function jobResultOf(j: JobJson): JobResult {
       (t): TurnResult => ({
         index: t.index,
         prompt: t.prompt,
-        status: t.status as TurnResult['status'],
+        status: t.status,
         finalText: t.final_text,
         ...(t.reason !== undefined ? { reason: t.reason } : {}),
         durationMs: t.duration_ms,
@@ -97,6 +96,8 @@ function jobResultOf(j: JobJson): JobResult {
         toolCalls: t.tool_calls.map((c) => ({ name: c.name, input: c.input, ...('is_error' in c && c.is_error ? { isError: true } : {}) })),
         skillActivations: t.skill_activations,
         ...(t.skills_listed ? { skillsListed: t.skills_listed } : {}),
+        ...(t.tools_offered ? { toolsOffered: t.tools_offered } : {}),
+        ...(t.permission_mode ? { permissionMode: t.permission_mode } : {}),
         ...(t.session_id ? { sessionId: t.session_id } : {}),
       }),
     ),
@@ -188,7 +189,7 @@ export function combine(plan: MergePlan, opts: { iteration: number; tool: { name
     missing_cases: plan.missingCases,
   };
   // The engines as the record builders read them (name, display name, model); costNotes prices by the model.
-  const engines = first.engines.map((e) => ({ name: e.name, displayName: e.display_name, model: { ...(e.model.provider ? { provider: e.model.provider } : {}), ...(e.model.name ? { name: e.model.name } : {}) }, kwargs: {} }) as EngineConfig);
+  const engines = first.engines.map((e) => ({ name: e.name, displayName: e.display_name, model: { ...(e.model.provider ? { provider: e.model.provider } : {}), ...(e.model.name ? { name: e.model.name } : {}) }, kwargs: {} }));
   const results = jobs.map(jobResultOf);
   const notRunReason = plan.shards.map((s) => s.doc.not_run_reason).find(Boolean);
   const meta: RunMeta = {
@@ -208,7 +209,7 @@ export function combine(plan: MergePlan, opts: { iteration: number; tool: { name
     cost: { notes: costNotes(engines, results) },
     // The `engines` block is replaced by the shards' own below.
     engines,
-    options: { ...(first.options as Record<string, unknown>), argv: withoutShardFlag((first.options as Record<string, unknown>).argv) },
+    options: { ...first.options, argv: withoutShardFlag(first.options.argv) },
     exitCode: decision.exitCode,
     decision,
   };

@@ -11,6 +11,7 @@ import { ConfigError, formatDiagnostic } from '../config/diagnostics.js';
 import type { ExchangeLogEntry } from './log.js';
 import { loadModelScript } from './script.js';
 import { startModelServer } from './server.js';
+import { intFlag, parse, UsageError } from '../cli/args.js';
 
 export const MODEL_SERVER_USAGE = `usage: skill-up model-server --script FILE [--port N] [--log-dir DIR] [--quiet]
 
@@ -46,47 +47,28 @@ interface Args {
   help: boolean;
 }
 
+/** The flags of `skill-up model-server`, on the parser every command uses (src/cli/args.ts). */
 function parseArgs(argv: string[]): Args | string {
-  const args: Args = { port: 0, quiet: false, help: false };
   const rest = argv[0] === 'model-server' ? argv.slice(1) : argv;
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i]!;
-    const eq = a.indexOf('=');
-    const flag = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a;
-    const inline = a.startsWith('--') && eq > 0 ? a.slice(eq + 1) : undefined;
-    const value = (): string | undefined => inline ?? rest[++i];
-    switch (flag) {
-      case '--script': {
-        const v = value();
-        if (!v) return '--script needs a file';
-        args.script = v;
-        break;
-      }
-      case '--port': {
-        const v = value();
-        const n = Number(v);
-        if (!v || !Number.isInteger(n) || n < 0 || n > 65535) return `--port needs an integer 0-65535, got ${v ?? 'nothing'}`;
-        args.port = n;
-        break;
-      }
-      case '--log-dir': {
-        const v = value();
-        if (!v) return '--log-dir needs a folder';
-        args.logDir = v;
-        break;
-      }
-      case '--quiet':
-        args.quiet = true;
-        break;
-      case '-h':
-      case '--help':
-        args.help = true;
-        break;
-      default:
-        return `unknown argument ${a}`;
-    }
+  try {
+    const { values, positionals } = parse(rest, {
+      script: { type: 'string' },
+      port: { type: 'string' },
+      'log-dir': { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    });
+    if (positionals.length > 0) return `unknown argument ${positionals[0]!}`;
+    if (values.script === '') return '--script needs a file';
+    if (values['log-dir'] === '') return '--log-dir needs a folder';
+    const args: Args = { port: intFlag('port', values.port, 0, 65535) ?? 0, quiet: values.quiet === true, help: values.help === true };
+    if (values.script !== undefined) args.script = values.script;
+    if (values['log-dir'] !== undefined) args.logDir = values['log-dir'];
+    return args;
+  } catch (e) {
+    if (e instanceof UsageError) return e.message;
+    throw e;
   }
-  return args;
 }
 
 /** One human line per exchange. */

@@ -27,6 +27,7 @@
  *   (Gemini CLI, Qwen Code) in the context texts.
  */
 import type { EngineName, ModelRequest, NeutralMessage, NeutralPart } from './types.js';
+import { DASH_ENTRY, parseSkillListing } from '../engine/skill-listing.js';
 
 export interface Conversation {
   engine: EngineName;
@@ -124,43 +125,8 @@ export function contextTexts(req: ModelRequest, messages: NeutralMessage[] = req
 
 // ───────────────────────────── skill listings ─────────────────────────────
 
-const CLAUDE_LISTING = 'The following skills are available for use with the Skill tool:';
-const DASH_ENTRY = /^- (\S+?): /;
-
-/** Skill names from every listing format found in `texts` (see the module doc). */
-export function parseSkillListing(texts: string[]): string[] {
-  const names: string[] = [];
-  const add = (n: string) => {
-    const name = n.trim();
-    if (name && !names.includes(name)) names.push(name);
-  };
-  for (const text of texts) {
-    // Claude Code: "- name: description" lines after the header, up to the first blank line.
-    let at = text.indexOf(CLAUDE_LISTING);
-    while (at >= 0) {
-      const body = text.slice(at + CLAUDE_LISTING.length).replace(/^\s*\n/, '');
-      const end = body.search(/\n\s*\n/);
-      for (const line of (end >= 0 ? body.slice(0, end) : body).split('\n')) {
-        const m = DASH_ENTRY.exec(line);
-        if (m) add(m[1]!);
-      }
-      at = text.indexOf(CLAUDE_LISTING, at + 1);
-    }
-    // Codex: <skills_instructions> … "### Available skills" then "- name: description (file: …)".
-    for (const block of text.match(/<skills_instructions>[\s\S]*?(<\/skills_instructions>|$)/g) ?? []) {
-      const sec = /###\s*Available skills\s*\n([\s\S]*?)(\n###|$)/.exec(block);
-      for (const line of (sec?.[1] ?? '').split('\n')) {
-        const m = DASH_ENTRY.exec(line);
-        if (m) add(m[1]!);
-      }
-    }
-    // OpenCode / Gemini CLI / Qwen Code: <available_skills><skill><name>x</name>…
-    for (const block of text.match(/<available_skills>[\s\S]*?(<\/available_skills>|$)/g) ?? []) {
-      for (const m of block.matchAll(/<skill>\s*<name>([^<]+)<\/name>/g)) add(m[1]!);
-    }
-  }
-  return names;
-}
+// The listing formats live in src/engine/skill-listing.ts (shared with engines/codex/parse.ts).
+export { parseSkillListing };
 
 // ───────────────────────────── skills loaded / tool results ─────────────────────────────
 

@@ -19,15 +19,13 @@
  *   - reply: [ { say: "I don't know how to do that." } ]
  * ```
  */
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import Ajv2020Module, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { closest, distance } from 'fastest-levenshtein';
-import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import { resolve } from 'node:path';
 import { ConfigError, DiagnosticBag } from '../config/diagnostics.js';
-import { duplicateKeyMessage, duplicateKeys, structureProblem, YAML_PARSE_OPTIONS } from '../config/yaml-source.js';
+import { MODEL_SCRIPT_SCHEMA_ID, schemaPath } from '../config/schema.js';
+import { reportSchemaErrors, type Phrasing, type SchemaProblem } from '../config/schema-errors.js';
+import { Field, formatPath, parseYaml, type Segment } from '../config/yaml-source.js';
+import { nearest } from '../util/did-you-mean.js';
 import { compileRegex, regexError } from '../util/regex.js';
 import { ENGINE_NAMES, type Action, type EngineName, type ModelScript, type Rule, type RuleConditions } from './types.js';
 
@@ -60,167 +58,48 @@ export async function loadModelScript(file: string): Promise<ModelScript> {
  */
 export function parseModelScript(text: string, file: string): ModelScript {
   const bag = new DiagnosticBag();
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, ...YAML_PARSE_OPTIONS });
-  // Too deep a nesting, or a map as a key: the walks below would overflow or print a warning.
-  const structure = structureProblem(doc);
-  if (structure) {
-    const pos = lineCounter.linePos(structure.offset);
-    bag.error(file, pos.line, pos.col, '', `YAML error: ${structure.message}`);
-    bag.throwIfErrors();
-  }
-  for (const err of doc.errors) {
-    const pos = err.linePos?.[0] ?? lineCounter.linePos(err.pos[0]);
-    bag.error(file, pos.line, pos.col, '', `YAML syntax error: ${firstLine(err.message)}`);
-  }
-  // The duplicate-key check of `yaml` is quadratic; config/yaml-source.ts has a linear one.
-  for (const d of duplicateKeys(doc).found) {
-    const pos = lineCounter.linePos(d.offset);
-    bag.error(file, pos.line, pos.col, '', `YAML syntax error: ${duplicateKeyMessage(d, lineCounter)}`);
-  }
+  // The reader, schema check and error translation of eval.yaml (src/config/), worded as
+  // model-script diagnostics always were.
+  const src = parseYaml(file, text, bag);
   bag.throwIfErrors();
-
-  const data: unknown = doc.toJS();
-  const at = new Locator(doc, lineCounter, data);
+  const root = Field.root(src, bag);
+  const data = src.data;
   if (data === null || data === undefined) {
     bag.error(file, 1, 1, '', 'the script is empty: expected a mapping with `rules:` (a list of rules)');
     bag.throwIfErrors();
   }
-
-  const validate = schemaValidator();
-  if (!validate(data)) {
-    for (const d of explainAjvErrors(validate.errors ?? [], at)) bag.error(file, d.line, d.col, d.path, d.message);
-  }
-  checkSemantics(data, at, file, bag);
+  reportSchemaErrors('model-script', root, phraseScriptProblem);
+  checkSemantics(root);
   bag.throwIfErrors();
 
-  const rules = toRules(data as RawScript, at);
-  return { file, rules, warnings: unreachableWarnings(rules, file, at) };
+  const rules = toRules(data as RawScript, root);
+  return { file, rules, warnings: unreachableWarnings(rules, root) };
 }
 
-// ───────────────────────────── schema ─────────────────────────────
-
-let cachedValidator: ValidateFunction | undefined;
-
-/** Absolute path of the shipped schema, found by walking up from this module (src/ or dist/src/). */
+/** Absolute path of the shipped schema (`schemas/model-script.schema.json`). */
 export function modelScriptSchemaPath(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, 'schemas', 'model-script.schema.json');
-    try {
-      readFileSync(candidate);
-      return candidate;
-    } catch {
-      dir = dirname(dir);
-    }
-  }
-  throw new Error('schemas/model-script.schema.json not found above ' + fileURLToPath(import.meta.url));
-}
-
-function schemaValidator(): ValidateFunction {
-  if (!cachedValidator) {
-    const schema = JSON.parse(readFileSync(modelScriptSchemaPath(), 'utf8')) as object;
-    // ajv ships CommonJS: under NodeNext the class may sit on `.default`.
-    const Ajv = (Ajv2020Module as unknown as { default?: typeof Ajv2020Module }).default ?? Ajv2020Module;
-    const ajv = new (Ajv as unknown as new (opts: object) => import('ajv/dist/2020.js').default)({
-      allErrors: true,
-      verbose: true,
-      strict: false,
-    });
-    cachedValidator = ajv.compile(schema);
-  }
-  return cachedValidator!;
-}
-
-// ───────────────────────────── positions ─────────────────────────────
-
-type Seg = string | number;
-
-/** Maps a path of keys/indices in the parsed data to a YAML source position. */
-class Locator {
-  constructor(
-    private readonly doc: Document,
-    private readonly lc: LineCounter,
-    private readonly data: unknown,
-  ) {}
-
-  /** Splits an ajv instancePath (`/rules/1/reply/0`) into keys and array indices. */
-  segments(instancePath: string): Seg[] {
-    if (!instancePath) return [];
-    const out: Seg[] = [];
-    let cur: unknown = this.data;
-    for (const raw of instancePath.slice(1).split('/')) {
-      const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-      const seg: Seg = Array.isArray(cur) && /^\d+$/.test(key) ? Number(key) : key;
-      out.push(seg);
-      cur = cur !== null && typeof cur === 'object' ? (cur as Record<string, unknown>)[String(seg)] : undefined;
-    }
-    return out;
-  }
-
-  /** Line/col of the value at `path`; with `key`, of that key inside the mapping at `path`. */
-  pos(path: Seg[], key?: string): { line: number; col: number } {
-    const node = path.length === 0 ? this.doc.contents : this.doc.getIn(path, true);
-    let offset: number | undefined;
-    if (key !== undefined && isMap(node)) {
-      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
-      if (pair && isScalar(pair.key)) offset = pair.key.range?.[0];
-    }
-    if (offset === undefined && node && typeof node === 'object' && 'range' in node) {
-      offset = (node as { range?: [number, number, number] | null }).range?.[0];
-    }
-    if (offset === undefined && path.length > 0) return this.pos(path.slice(0, -1), String(path[path.length - 1]));
-    if (offset === undefined) return { line: 1, col: 1 };
-    return this.lc.linePos(offset);
-  }
+  return schemaPath('model-script.schema.json');
 }
 
 /** `rules[1].reply[0].write_file` */
-export function fieldPath(path: Seg[]): string {
-  let s = '';
-  for (const seg of path) s += typeof seg === 'number' ? `[${seg}]` : s ? `.${seg}` : seg;
-  return s;
+export function fieldPath(path: Segment[]): string {
+  return formatPath(path);
 }
 
-// ───────────────────────────── ajv errors → diagnostics ─────────────────────────────
-
-interface Located {
-  line: number;
-  col: number;
-  path: string;
-  message: string;
-}
-
-function explainAjvErrors(errors: ErrorObject[], at: Locator): Located[] {
-  const out: Located[] = [];
-  const seen = new Set<string>();
-  for (const e of errors) {
-    const path = at.segments(e.instancePath);
-    const d = explainOne(e, path, at);
-    if (!d) continue;
-    const id = `${d.line}:${d.col}:${d.path}:${d.message}`;
-    if (!seen.has(id)) {
-      seen.add(id);
-      out.push(d);
-    }
-  }
-  return out;
-}
-
-function explainOne(e: ErrorObject, path: Seg[], at: Locator): Located | undefined {
-  const here = (message: string, p: Seg[] = path, key?: string): Located => ({ ...at.pos(p, key), path: fieldPath(key ? [...p, key] : p), message });
-  const isAction = e.schemaPath.startsWith('#/$defs/action/');
+/** Model-script wording of a schema problem: `unknown action "x"; did you mean "y"?`, `must be a list, got 3`. */
+function phraseScriptProblem(p: SchemaProblem): Phrasing | undefined {
+  const e = p.error;
+  const isAction = e.schemaPath.startsWith(`${MODEL_SCRIPT_SCHEMA_ID}#/$defs/action/`) || e.schemaPath.startsWith('#/$defs/action/');
+  const here = (message: string): Phrasing => ({ message, at: 'value' });
   switch (e.keyword) {
     case 'additionalProperties': {
       const prop = String((e.params as { additionalProperty: string }).additionalProperty);
       const known = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {});
       const what = isAction ? 'unknown action' : 'unknown key';
-      return here(`${what} "${prop}"${suggest(prop, known)}`, path, prop);
+      return { message: `${what} "${prop}"${suggest(prop, known)}`, at: 'key', child: prop };
     }
-    case 'required': {
-      const missing = String((e.params as { missingProperty: string }).missingProperty);
-      return here(`missing required key "${missing}"`);
-    }
+    case 'required':
+      return here(`missing required key "${String((e.params as { missingProperty: string }).missingProperty)}"`);
     case 'minProperties':
       if (isAction) return here(`an action needs one key, one of: ${ACTION_KEYS.join(', ')}`);
       break;
@@ -258,17 +137,12 @@ function describe(v: unknown): string {
   return String(v);
 }
 
-/** `; did you mean "x"?` when a candidate is close, else the list of valid names. */
+/** `; did you mean "x"?` when a candidate is close (src/util/did-you-mean.ts), else the list of valid names. */
 export function suggest(word: string, candidates: readonly string[]): string {
   if (candidates.length === 0) return '';
-  const best = closest(word, candidates);
-  const limit = Math.max(2, Math.floor(word.length / 3));
-  if (distance(word.toLowerCase(), best.toLowerCase()) <= limit) return `; did you mean "${best}"?`;
+  const best = nearest(word, candidates, { maxDistance: Math.max(2, Math.floor(word.length / 3)) });
+  if (best !== undefined) return `; did you mean "${best}"?`;
   return ` (expected one of: ${candidates.join(', ')})`;
-}
-
-function firstLine(s: string): string {
-  return s.split('\n')[0]!.trim();
 }
 
 // ───────────────────────────── semantic checks ─────────────────────────────
@@ -289,14 +163,17 @@ function isObj(v: unknown): v is Record<string, unknown> {
 }
 
 /** Checks the schema cannot express; tolerant of shapes the schema already rejected. */
-function checkSemantics(data: unknown, at: Locator, file: string, bag: DiagnosticBag): void {
+function checkSemantics(root: Field): void {
+  const data = root.value;
   if (!isObj(data) || !Array.isArray(data.rules)) return;
   data.rules.forEach((rule: unknown, i: number) => {
     if (!isObj(rule)) return;
-    const rp: Seg[] = ['rules', i];
-    const err = (p: Seg[], msg: string, key?: string) => {
-      const pos = at.pos(p, key);
-      bag.error(file, pos.line, pos.col, fieldPath(key ? [...p, key] : p), msg);
+    const rp: Segment[] = ['rules', i];
+    const err = (p: Segment[], msg: string, key?: string) => {
+      let f = root;
+      for (const seg of p) f = f.get(seg);
+      if (key !== undefined) f.get(key).error(msg, 'key');
+      else f.error(msg);
     };
     const hasReply = 'reply' in rule;
     const hasError = 'error' in rule;
@@ -305,10 +182,10 @@ function checkSemantics(data: unknown, at: Locator, file: string, bag: Diagnosti
 
     const when = rule.when;
     if (isObj(when)) {
-      const wp: Seg[] = [...rp, 'when'];
+      const wp: Segment[] = [...rp, 'when'];
       const engines = typeof when.engine === 'string' ? [when.engine] : Array.isArray(when.engine) ? when.engine : [];
       engines.forEach((name: unknown, k: number) => {
-        if (typeof name !== 'string' || (ENGINE_NAMES as readonly string[]).includes(name)) return;
+        if (typeof name !== 'string' || (ENGINE_NAMES).includes(name)) return;
         const p = Array.isArray(when.engine) ? [...wp, 'engine', k] : [...wp, 'engine'];
         err(p, `unknown engine "${name}"${suggest(name, ENGINE_NAMES)}`);
       });
@@ -318,7 +195,7 @@ function checkSemantics(data: unknown, at: Locator, file: string, bag: Diagnosti
       }
     }
 
-    const checkTemplates = (value: unknown, p: Seg[]): void => {
+    const checkTemplates = (value: unknown, p: Segment[]): void => {
       if (typeof value === 'string') {
         // Linear: trimmed in code (`\s*([^}]*?)\s*` backtracks quadratically on long blanks), and
         // no `{` inside (a run of `{` would rescan), which is also how model/plan.ts fills them.
@@ -342,7 +219,7 @@ function list<T>(v: T | T[] | undefined): T[] | undefined {
   return v === undefined ? undefined : Array.isArray(v) ? v : [v];
 }
 
-function toRules(raw: RawScript, at: Locator): Rule[] {
+function toRules(raw: RawScript, root: Field): Rule[] {
   return raw.rules.map((r, index) => {
     const w = r.when ?? {};
     const when: RuleConditions = {};
@@ -353,7 +230,7 @@ function toRules(raw: RawScript, at: Locator): Rule[] {
     if (w.turn !== undefined) when.turn = list(w.turn as number | number[]);
     if (w.tool_result_contains !== undefined) when.toolResultContains = list(w.tool_result_contains as string | string[]);
     if (w.engine !== undefined) when.engine = list(w.engine as EngineName | EngineName[]);
-    const rule: Rule = { index, line: at.pos(['rules', index]).line, when, delayMs: r.delay_ms ?? 0 };
+    const rule: Rule = { index, line: root.get('rules').get(index).position().line, when, delayMs: r.delay_ms ?? 0 };
     if (r.name !== undefined) rule.name = r.name;
     if (r.reply) rule.reply = r.reply.map(toAction);
     if (r.error) {
@@ -388,13 +265,14 @@ function toAction(a: Record<string, unknown>): Action {
 }
 
 /** A rule after one without conditions can never match. */
-function unreachableWarnings(rules: Rule[], file: string, at: Locator): ModelScript['warnings'] {
+function unreachableWarnings(rules: Rule[], root: Field): ModelScript['warnings'] {
+  const file = root.src.file;
   const catchAll = rules.find((r) => Object.keys(r.when).length === 0);
   if (!catchAll) return [];
   return rules
     .filter((r) => r.index > catchAll.index)
     .map((r) => {
-      const pos = at.pos(['rules', r.index]);
+      const pos = root.get('rules').get(r.index).position();
       return {
         file,
         line: pos.line,

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { ExchangeLog, jobIdFrom, redactHeaders, type ExchangeLogEntry } from './log.js';
+import { registerExchangeSource, unregisterExchangeSource } from './offered.js';
 import { planResponse } from './plan.js';
 import { anthropicProtocol } from './protocols/anthropic.js';
 import { geminiProtocol } from './protocols/gemini.js';
@@ -194,6 +195,8 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
     });
   });
   const port = (server.address() as AddressInfo).port;
+  // In-process jobs read what their engine offered the model from here (src/model/offered.ts).
+  registerExchangeSource(`http://127.0.0.1:${port}`, { requestsFor: (id) => log.entriesFor(id) });
 
   return {
     url: `http://127.0.0.1:${port}`,
@@ -202,6 +205,7 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
     forget: (id) => log.forget(id),
     async close() {
       closing = true;
+      unregisterExchangeSource(`http://127.0.0.1:${port}`);
       for (const t of timers) clearTimeout(t);
       timers.clear();
       await new Promise<void>((resolveClose) => {

@@ -14,13 +14,21 @@
  * Only `protocols/*` know a wire format; everything else works on these types.
  */
 import type { Diagnostic } from '../config/diagnostics.js';
+import type { ModelProtocolId } from '../engine/definition.js';
+import { CUSTOM_ENGINE, engineDefinitions } from '../../engines/index.js';
 
-/** Engine names a rule's `engine` condition may name (the canonical names of skill-up's adapters). */
-export const ENGINE_NAMES = ['claude_code', 'codex', 'opencode', 'gemini_cli', 'qwen_code', 'custom'] as const;
-export type EngineName = (typeof ENGINE_NAMES)[number];
+/** Engine names a rule's `engine` condition may name: the registry's engines (engines/index.ts), then `custom` (read at call time). */
+export function engineNames(): string[] {
+  return [...engineDefinitions().map((d) => d.name), CUSTOM_ENGINE];
+}
 
-/** Wire protocols the server can speak. Only `anthropic` is implemented so far. */
-export type ProtocolId = 'anthropic' | 'openai_responses' | 'openai_chat' | 'gemini';
+/** The engine names when this module loaded; prefer `engineNames()`. */
+export const ENGINE_NAMES: readonly string[] = Object.freeze(engineNames());
+/** A canonical engine name (one of `engineNames()`). */
+export type EngineName = string;
+
+/** Wire protocols the server speaks (each engine's definition names its own, `model.protocol`). */
+export type ProtocolId = ModelProtocolId;
 
 // ───────────────────────────── the rule script ─────────────────────────────
 

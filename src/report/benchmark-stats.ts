@@ -159,8 +159,8 @@ export function statisticsOf(doc: ResultDoc, engine: string, ids: Map<string, nu
       skipped: c.skipped,
       job_pass_rate: c.pass_rate,
       wilson_95: c.wilson,
-      pass_at_k: c.pass_at_k as Record<string, number>,
-      pass_hat_k: c.pass_hat_k as Record<string, number>,
+      pass_at_k: c.pass_at_k,
+      pass_hat_k: c.pass_hat_k,
       flaky: c.flaky,
     }));
   const u = s.uplift.find((x) => x.engine === engine);

@@ -35,7 +35,7 @@ import type { Assertion } from '../judge/types.js';
 import { cell, CONFIGS, label, statisticsMarkdown, statisticsOf, upliftNotes, type BenchmarkStatistics, type Configuration } from './benchmark-stats.js';
 import type { JobJson, ResultDoc } from './result-json.js';
 
-export type { BenchmarkStatistics, ClusteredCI, ConfigStatistics, Configuration, EvalStatistics, UpliftStatistics } from './benchmark-stats.js';
+export type { BenchmarkStatistics, Configuration } from './benchmark-stats.js';
 
 /** mean, sample standard deviation (n − 1; 0 for one value), min, max; each rounded to 4 decimals. */
 export interface Stat {
@@ -505,7 +505,7 @@ export function benchmarkMarkdown(b: BenchmarkJson, byCase?: Map<string, JobJson
       if (counts.size) {
         lines.push('', `| Assertion | ${present.map(label).join(' | ')} |`, `|---|${present.map(() => '---|').join('')}`);
         for (const [text, c] of counts) {
-          lines.push(`| ${cell(text)} | ${present.map((p) => (c[p] ? `${c[p]!.pass}/${c[p]!.n}` : '—')).join(' | ')} |`);
+          lines.push(`| ${cell(text)} | ${present.map((p) => (c[p] ? `${c[p].pass}/${c[p].n}` : '—')).join(' | ')} |`);
         }
       }
       lines.push('');

@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import Ajv2020Module, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { createAjv } from '../config/schema.js';
 import { packageRoot } from '../util/package-root.js';
 import { RESULT_SCHEMA_VERSION, type ResultDoc } from './result-json.js';
 
@@ -22,8 +23,7 @@ function compile(): ValidateFunction {
   if (validator) return validator;
   const file = path.join(packageRoot(), 'schemas', 'result.schema.json');
   const schema = JSON.parse(readFileSync(file, 'utf8')) as object;
-  const Ajv = (Ajv2020Module as unknown as { default?: typeof Ajv2020Module }).default ?? Ajv2020Module;
-  const ajv = new (Ajv as unknown as new (opts: object) => import('ajv/dist/2020.js').default)({ allErrors: true, strict: true, allowUnionTypes: true });
+  const ajv = createAjv({ allErrors: true, strict: true, allowUnionTypes: true });
   // RFC 3339 date-time, as `new Date().toISOString()` writes it (and any offset form).
   ajv.addFormat('date-time', (s: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(s) && !Number.isNaN(Date.parse(s)));
   validator = ajv.compile(schema);

@@ -4,11 +4,12 @@
  * tokens as counts, cost in USD.
  */
 import type { EngineConfig } from '../config/types.js';
-import type { TokenUsage } from '../engine/types.js';
+import type { SkillActivation, TokenUsage, Variant } from '../engine/types.js';
+import type { Assertion, Status } from '../judge/types.js';
 import type { ShardRecord } from '../plan/shard.js';
 import type { MergeRecord } from '../merge/types.js';
 import type { JobResult, TurnResult } from '../run/types.js';
-import type { RunStats, TrialResult, Variant } from '../stats/index.js';
+import type { RunStats, TrialResult } from '../stats/index.js';
 import { configJson, decide, type Decision, type GateResult } from '../gate/index.js';
 import { costJson, type RunCostMeta } from '../cost/result.js';
 
@@ -44,9 +45,143 @@ export interface RunMeta {
   decision?: Decision;
 }
 
-const usageJson = (u: TokenUsage) => ({ input: u.input, output: u.output, cache_read: u.cacheRead, cache_write: u.cacheWrite, total: u.input + u.output + u.cacheRead + u.cacheWrite });
+/** Token counts as result.json writes them; `total` is the sum of the other four. */
+export interface TokensJson {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_write: number;
+  total: number;
+}
 
-function turnJson(t: TurnResult) {
+/** A tool call of a turn in result.json (its output stays in transcript.json). */
+export interface ToolCallJson {
+  name: string;
+  input: unknown;
+  is_error?: true;
+}
+
+/** One user turn of a job in result.json (schema `$defs.turn`); durations ms, cost USD. */
+export interface TurnJson {
+  /** 1-based. */
+  index: number;
+  prompt: string;
+  status: TurnResult['status'];
+  /** The answer; a bounded preview when `final_text_file` is set. */
+  final_text: string;
+  /** Job-folder-relative file whose first `final_text_bytes` bytes are the whole answer. */
+  final_text_file?: string;
+  final_text_bytes?: number;
+  final_text_truncated?: true;
+  reason?: string;
+  duration_ms: number;
+  tokens: TokensJson;
+  cost_usd?: number;
+  tool_calls: ToolCallJson[];
+  skill_activations: SkillActivation[];
+  skills_listed?: string[];
+  /** Tool names the engine offered the model in this turn, when observable. */
+  tools_offered?: string[];
+  /** The engine's permission mode in this turn, in its own words, when it says. */
+  permission_mode?: string;
+  session_id?: string;
+}
+
+/** One job (case × engine × variant × trial) in result.json (schema `$defs.job`). */
+export interface JobJson {
+  id: string;
+  case_id: string;
+  engine: string;
+  variant: Variant;
+  trial: number;
+  attempts: number;
+  status: Status;
+  reason?: string;
+  /** ISO 8601. */
+  started_at: string;
+  duration_ms: number;
+  engine_duration_ms: number;
+  tokens: TokensJson;
+  cost_usd?: number;
+  /** `cost_usd` is estimated from the tokens and the price table. */
+  cost_estimated?: true;
+  /** The last completed turn's answer; a preview when `final_message_file` is set. */
+  final_message: string;
+  final_message_file?: string;
+  final_message_bytes?: number;
+  final_message_truncated?: true;
+  skills_installed: string[];
+  skills_offered?: string[];
+  skill_activations: SkillActivation[];
+  assertions: Assertion[];
+  turns: TurnJson[];
+  /** Job folder relative to the iteration folder. */
+  output_dir: string;
+  artifacts: string[];
+  /** Absolute path of the kept workspace (`--keep-workspaces`). */
+  workspace?: string;
+}
+
+/** An engine of the run in result.json. */
+export interface EngineJson {
+  name: string;
+  display_name: string;
+  /** The version pinned in eval.yaml. */
+  version?: string;
+  /** The version the engine's check found. */
+  resolved_version?: string;
+  model: { provider: string | null; name: string | null };
+}
+
+/** result.json's `totals`: job counts by status, tokens and cost over every job. */
+export interface TotalsJson {
+  jobs: number;
+  pass: number;
+  fail: number;
+  error: number;
+  skipped: number;
+  tokens: TokensJson;
+  cost_usd?: number;
+  cost_estimated?: true;
+}
+
+/**
+ * The result.json document (schema: schemas/result.schema.json, checked against it in
+ * test/report/result-schema.test.ts), as built by {@link buildResultJson} or as loaded by
+ * `loadResultDoc`. Keys snake_case; durations ms, tokens counts, cost USD.
+ */
+export interface ResultDoc {
+  /** {@link RESULT_SCHEMA_VERSION}. */
+  schema_version: string;
+  tool: { name: string; version: string };
+  skill: { name: string; description?: string; path: string };
+  eval_file: string;
+  suite_hash?: string;
+  shard?: ShardRecord;
+  merge?: MergeRecord;
+  iteration: number;
+  started_at: string;
+  ended_at: string;
+  duration_ms: number;
+  interrupted: boolean;
+  not_run: number;
+  not_run_reason?: string;
+  exit_code: number;
+  options: Record<string, unknown>;
+  engines: EngineJson[];
+  totals: TotalsJson;
+  /** How the jobs were priced and the `--max-cost` budget (src/cost/result.ts). */
+  cost: ReturnType<typeof costJson>;
+  /** The gate settings (gate/decide.ts `configJson`) and the decision's exit code. */
+  decision: { config: ReturnType<typeof configJson>; exit_code: number };
+  gates: ResultGate[];
+  summary: ResultSummary;
+  jobs: JobJson[];
+}
+
+const usageJson = (u: TokenUsage): TokensJson => ({ input: u.input, output: u.output, cache_read: u.cacheRead, cache_write: u.cacheWrite, total: u.input + u.output + u.cacheRead + u.cacheWrite });
+
+function turnJson(t: TurnResult): TurnJson {
   return {
     index: t.index,
     prompt: t.prompt,
@@ -60,12 +195,14 @@ function turnJson(t: TurnResult) {
     tool_calls: t.toolCalls.map((c) => ({ name: c.name, input: c.input, ...(c.isError ? { is_error: true } : {}) })),
     skill_activations: t.skillActivations,
     ...(t.skillsListed ? { skills_listed: t.skillsListed } : {}),
+    ...(t.toolsOffered ? { tools_offered: t.toolsOffered } : {}),
+    ...(t.permissionMode ? { permission_mode: t.permissionMode } : {}),
     ...(t.sessionId ? { session_id: t.sessionId } : {}),
   };
 }
 
 /** One job as written in result.json. */
-export function jobJson(r: JobResult) {
+export function jobJson(r: JobResult): JobJson {
   return {
     id: r.id,
     case_id: r.caseId,
@@ -143,13 +280,13 @@ export function trialsOf(results: JobResult[]): TrialResult[] {
  * A job of result.json as the stats stage's trial record (durations ms, tokens = the job's
  * total over input, output and cache, cost USD when reported).
  */
-export function trialOfJob(j: JobJson, engine = j.engine, variant: Variant = j.variant as Variant): TrialResult {
+export function trialOfJob(j: JobJson, engine = j.engine, variant: Variant = j.variant): TrialResult {
   return {
     caseId: j.case_id,
     engine,
     variant,
     trial: j.trial,
-    status: j.status as TrialResult['status'],
+    status: j.status,
     durationMs: j.duration_ms,
     tokens: j.tokens.total,
     ...(j.cost_usd !== undefined ? { costUsd: j.cost_usd } : {}),
@@ -161,7 +298,7 @@ export function trialOfJob(j: JobJson, engine = j.engine, variant: Variant = j.v
  * (`buildJunit`, `buildBenchmarks`, `buildSummaryMarkdown`, the HTML report all take it), so
  * `skill-up report` can regenerate them from a saved file.
  */
-export function buildResultJson(meta: RunMeta, results: JobResult[]) {
+export function buildResultJson(meta: RunMeta, results: JobResult[]): ResultDoc {
   const count = (s: string) => results.filter((r) => r.status === s).length;
   const tokens = results.reduce(
     (u, r) => ({ input: u.input + r.usage.input, output: u.output + r.usage.output, cacheRead: u.cacheRead + r.usage.cacheRead, cacheWrite: u.cacheWrite + r.usage.cacheWrite }),
@@ -210,9 +347,3 @@ export function buildResultJson(meta: RunMeta, results: JobResult[]) {
     jobs: results.map(jobJson),
   };
 }
-
-/** The result.json document (schema: schemas/result.schema.json), as built or as loaded by `loadResultDoc`. */
-export type ResultDoc = ReturnType<typeof buildResultJson>;
-
-/** One entry of result.json's `jobs`. */
-export type JobJson = ResultDoc['jobs'][number];

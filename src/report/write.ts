@@ -17,13 +17,13 @@ import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/prom
 import { isAbsolute, join } from 'node:path';
 import type { ReportFormat } from '../config/types.js';
 import type { JobResult } from '../run/types.js';
-import { buildBenchmarks } from './benchmark.js';
+import { buildBenchmarks, gradingJson } from './benchmark.js';
 import { buildJunit } from './junit.js';
 import { buildSummaryMarkdown } from './markdown.js';
 import { secretValues } from './redact.js';
 import { redactor } from '../util/redact.js';
-import { jsonText, writeJsonSync } from '../util/out.js';
-import { buildResultJson, type ResultDoc, type RunMeta } from './result-json.js';
+import { jsonText, writeJson, writeJsonSync } from '../util/out.js';
+import { buildResultJson, jobJson, type ResultDoc, type RunMeta } from './result-json.js';
 
 /** What a write produced. */
 export interface WriteResult {
@@ -116,14 +116,39 @@ function putSmall(file: string, value: unknown): void {
   writeJsonSync(file, value, { mkdir: true, newline: true });
 }
 
+/** Options of {@link writeReports} and {@link writeDocReports}. */
+export interface WriteOptions {
+  /**
+   * Write the per-job files (grading.json) with the `benchmark` format; default true. A run
+   * passes false: its report listener wrote each one as the job ended ({@link writeJobFiles}).
+   */
+  jobFiles?: boolean;
+}
+
 /**
  * Builds the result.json document of a finished run and writes it (always) with the other
  * requested formats into `dir`.
  */
-export async function writeReports(dir: string, meta: RunMeta, results: JobResult[], formats: ReportFormat[]): Promise<WriteResult & { doc: ResultDoc }> {
+export async function writeReports(dir: string, meta: RunMeta, results: JobResult[], formats: ReportFormat[], opts: WriteOptions = {}): Promise<WriteResult & { doc: ResultDoc }> {
   const doc = buildResultJson(meta, results);
-  const out = await writeDocReports(dir, doc, ['json', ...formats]);
+  const out = await writeDocReports(dir, doc, ['json', ...formats], dir, opts);
   return { ...out, doc };
+}
+
+/**
+ * Writes a finished job's own report file, `<dir>/<result.outputDir>/grading.json`
+ * (skill-creator's shape, src/report/benchmark.ts `gradingJson`), into its existing job folder
+ * (never created here: no folder is made through a link an agent planted), secrets redacted.
+ * The run calls it as each job ends, so an interrupted run keeps it too.
+ * @throws Error `cannot write <file>: <why>` (disk full, out of descriptors, a folder in the way).
+ */
+export async function writeJobFiles(dir: string, result: JobResult): Promise<void> {
+  const file = join(inside(dir, result.outputDir), 'grading.json');
+  try {
+    await writeJson(file, gradingJson(jobJson(result)), { newline: true });
+  } catch (e) {
+    throw new Error(`cannot write ${file}: ${(e as Error).message}`, { cause: e });
+  }
 }
 
 /**
@@ -131,7 +156,7 @@ export async function writeReports(dir: string, meta: RunMeta, results: JobResul
  * in {@link REPORT_FORMATS} order, each once. A format whose builder fails is listed in
  * `skipped` with the error; the others are still written.
  */
-export async function writeDocReports(dir: string, doc: ResultDoc, formats: readonly ReportFormat[], sourceDir: string = dir): Promise<WriteResult> {
+export async function writeDocReports(dir: string, doc: ResultDoc, formats: readonly ReportFormat[], sourceDir: string = dir, opts: WriteOptions = {}): Promise<WriteResult> {
   const secrets = secretValues();
   // Credentials set since the process started are secrets too.
   redactor().addAll(secrets);
@@ -141,7 +166,7 @@ export async function writeDocReports(dir: string, doc: ResultDoc, formats: read
   for (const format of REPORT_FORMATS) {
     if (!wanted.has(format)) continue;
     try {
-      result.written.push(...(await writeFormat(dir, doc, format, secrets, sourceDir)));
+      result.written.push(...(await writeFormat(dir, doc, format, secrets, sourceDir, opts.jobFiles ?? true)));
     } catch (e) {
       // `io`: the disk refused it (ENOSPC, EACCES, EMFILE, …), as opposed to a builder that cannot make the format from this document.
       const io = typeof (e as NodeJS.ErrnoException).code === 'string' && /^E[A-Z]+$/.test((e as NodeJS.ErrnoException).code!);
@@ -151,7 +176,7 @@ export async function writeDocReports(dir: string, doc: ResultDoc, formats: read
   return result;
 }
 
-async function writeFormat(dir: string, doc: ResultDoc, format: ReportFormat, secrets: string[], sourceDir: string): Promise<string[]> {
+async function writeFormat(dir: string, doc: ResultDoc, format: ReportFormat, secrets: string[], sourceDir: string, jobFiles: boolean): Promise<string[]> {
   switch (format) {
     case 'json': {
       const file = join(dir, 'result.json');
@@ -169,7 +194,7 @@ async function writeFormat(dir: string, doc: ResultDoc, format: ReportFormat, se
       return [file];
     }
     case 'benchmark':
-      return writeBenchmarks(dir, doc, secrets);
+      return writeBenchmarks(dir, doc, secrets, jobFiles);
     case 'html': {
       // Loaded only when asked for: the renderer (Handlebars, templates) is the heaviest report.
       const { renderHtmlReport } = await import('./html/index.js');
@@ -231,8 +256,8 @@ async function readTranscripts(sourceDir: string, doc: ResultDoc): Promise<Recor
   return out;
 }
 
-/** benchmark.json + benchmark.md per job tree, then grading.json per run and eval_metadata.json per case. */
-async function writeBenchmarks(dir: string, doc: ResultDoc, secrets: string[]): Promise<string[]> {
+/** benchmark.json + benchmark.md per job tree, then grading.json per run (unless `jobFiles` is false) and eval_metadata.json per case. */
+async function writeBenchmarks(dir: string, doc: ResultDoc, secrets: string[], jobFiles: boolean): Promise<string[]> {
   const written: string[] = [];
   for (const b of buildBenchmarks(doc)) {
     const root = inside(dir, b.root);
@@ -242,7 +267,7 @@ async function writeBenchmarks(dir: string, doc: ResultDoc, secrets: string[]): 
     written.push(join(root, 'benchmark.json'), join(root, 'benchmark.md'));
     // Small per-run files: plain writes, no temp file and rename (that would double the
     // system calls of a 10,000-job run); each is tiny and rewritten whole.
-    for (const g of b.gradings) putSmall(join(inside(dir, g.dir), 'grading.json'), g.grading);
+    if (jobFiles) for (const g of b.gradings) putSmall(join(inside(dir, g.dir), 'grading.json'), g.grading);
     for (const m of b.evalMetadata) putSmall(join(inside(dir, m.dir), 'eval_metadata.json'), m.metadata);
   }
   return written;

@@ -5,7 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JudgeSpec, Suite, TurnSpec } from '../config/types.js';
+import type { EngineConfig, JudgeSpec, Suite, TurnSpec } from '../config/types.js';
 import { fillTurnTemplate } from '../config/turn-template.js';
 import type { EngineAdapter, EngineContext, EngineError, Transcript, TranscriptTurn } from '../engine/types.js';
 import { zeroUsage } from '../engine/types.js';
@@ -19,10 +19,9 @@ import type { Assertion, Grading } from '../judge/types.js';
 import type { JobEvents, JobResult, TurnResult } from './types.js';
 import { droppedToolCalls, MAX_TOOL_CALLS_PER_TURN, MAX_TOOL_IO_CHARS_PER_TURN, TOOL_PREVIEW_CHARS } from './types.js';
 import { removePlantedLinks, unlinkPlantedAncestors } from '../util/contain.js';
-import { gradingJson } from '../report/benchmark.js';
-import { jobJson } from '../report/result-json.js';
 import { priceResult } from '../cost/estimate.js';
 import { suiteEnvOf } from '../engine/env.js';
+import { exchangeMark, fillOfferedFromModel } from '../model/offered.js';
 import { redactTextFileInPlace, redactUntracked, writeJson, writeText } from '../util/out.js';
 
 /** A skill ready to install: where it comes from and the folder name it gets. */
@@ -49,12 +48,66 @@ export interface JobEnv {
   cleanups: Promise<void>[];
   /** Lifecycle events of each attempt (`--event-log`), when wanted. */
   events?: JobEvents;
+  /**
+   * The run's engines (chosen by `--engine`, src/run/suite.ts), which a job's engine settings
+   * are taken from; default: the suite's.
+   */
+  engines?: EngineConfig[];
 }
 
-/** Runs `job` once (no retry). */
+/**
+ * Runs `job` once (no retry). Never throws: whatever fails, the job's own failures and
+ * skill-up's alike (a job folder that cannot be made, an event sink that throws, a bug), the
+ * promise resolves to a JobResult, `error` with the reason. The job's per-job report files
+ * (grading.json) are not written here but by the run's report listener (src/run/suite.ts).
+ */
 export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promise<JobResult> {
   const started = Date.now();
-  const startedAt = new Date(started).toISOString();
+  const finished = { done: false };
+  try {
+    return await attemptJob(job, env, attempt, started, finished);
+  } catch (e) {
+    const result = blankResult(job, attempt, started);
+    result.reason = env.signal.aborted ? 'run interrupted' : `internal error of skill-up while running the job: ${(e as Error)?.message ?? String(e)}`;
+    if (env.signal.aborted) result.status = 'skipped';
+    result.durationMs = Date.now() - started;
+    if (!finished.done) {
+      try {
+        env.events?.jobFinished(job, attempt, result);
+      } catch {
+        /* an event sink that throws must not make the job throw */
+      }
+    }
+    return result;
+  }
+}
+
+/** A JobResult before anything ran: `error`, no reason, zero usage. */
+function blankResult(job: Job, attempt: number, started: number): JobResult {
+  return {
+    id: job.id,
+    caseId: job.case.id,
+    engine: job.engine,
+    variant: job.variant,
+    trial: job.trial,
+    attempts: attempt,
+    status: 'error',
+    startedAt: new Date(started).toISOString(),
+    durationMs: 0,
+    engineDurationMs: 0,
+    usage: zeroUsage(),
+    finalMessage: '',
+    turns: [],
+    skillsInstalled: [],
+    skillActivations: [],
+    assertions: [],
+    outputDir: job.id,
+    artifacts: [],
+  };
+}
+
+/** The body of {@link runJobOnce}; may throw for skill-up's own failures, which runJobOnce records. */
+async function attemptJob(job: Job, env: JobEnv, attempt: number, started: number, finished: { done: boolean }): Promise<JobResult> {
   const events = env.events;
   events?.jobStarted(job, attempt);
   const outputDir = join(env.iterationDir, job.id);
@@ -68,33 +121,15 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   const onRunAbort = () => jobAbort.abort();
   env.signal.addEventListener('abort', onRunAbort, { once: true });
   const deadlineTimer = Number.isFinite(deadline) ? setTimeout(() => jobAbort.abort(), deadline - started + 50) : undefined;
-  const engineCfg = env.suite.engines.find((e) => e.name === job.engine) ?? env.suite.engine;
-  const adapter = env.adapters.get(job.engine)!;
-  const result: JobResult = {
-    id: job.id,
-    caseId: c.id,
-    engine: job.engine,
-    variant: job.variant,
-    trial: job.trial,
-    attempts: attempt,
-    status: 'error',
-    startedAt,
-    durationMs: 0,
-    engineDurationMs: 0,
-    usage: zeroUsage(),
-    finalMessage: '',
-    turns: [],
-    skillsInstalled: [],
-    skillActivations: [],
-    assertions: [],
-    outputDir: job.id,
-    artifacts: [],
-  };
+  const engineCfg = (env.engines ?? env.suite.engines).find((e) => e.name === job.engine) ?? env.suite.engine;
+  const adapter = env.adapters.get(job.engine);
+  const result = blankResult(job, attempt, started);
   let ws: Workspace | undefined;
   let kept: Transcript | undefined;
   try {
     const folderError = await folderReady;
     if (folderError) throw new Error(`cannot create the job folder ${outputDir}: ${folderError.message}`);
+    if (!adapter) throw new Error(`no adapter for engine \`${job.engine}\` in this run`);
     ws = await createWorkspace({
       root: env.workspaceRoot,
       jobId: job.id,
@@ -206,15 +241,12 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   result.durationMs = Date.now() - started;
   // Its cost: as reported, else estimated from its tokens and the price table (src/cost/estimate.ts).
   priceResult(result, engineCfg);
-  // Written as each job ends (skill-creator's shape), so an interrupted run keeps it too.
+  finished.done = true;
   try {
-    await writeJson(join(outputDir, 'grading.json'), gradingJson(jobJson(result)));
-  } catch (e) {
-    // Out of descriptors, disk full, a folder in the way: this job is an error, the run goes on.
-    result.status = 'error';
-    result.reason = `cannot write ${join(outputDir, 'grading.json')}: ${(e as Error).message}${result.reason ? ` (after: ${result.reason})` : ''}`;
+    events?.jobFinished(job, attempt, result);
+  } catch {
+    /* JobEvents must not throw; one that does cannot change the job's result */
   }
-  events?.jobFinished(job, attempt, result);
   return result;
 }
 
@@ -290,12 +322,16 @@ async function converse(
     await unplant(ctx.outputDir, result, `before turn ${index}`);
     events?.started(index);
     let t: TranscriptTurn;
+    const exchangesBefore = exchangeMark(ctx.modelBaseUrl, ctx.jobId);
     try {
       t = await adapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [...history], timeoutMs });
     } catch (e) {
       events?.finished(emptyTurn(index, prompt, 'error', (e as Error).message));
       throw e;
     }
+    // CLI engines fill these themselves (src/engine/cli-engine.ts); a custom engine talking to the
+    // scripted model gets the same from the requests it sent (a no-op when already set).
+    fillOfferedFromModel(t, ctx.modelBaseUrl, ctx.jobId, exchangesBefore);
     const dropped = boundToolCalls(t);
     // An engine prices the scripted model's made-up tokens at a real model's rates: that is
     // no cost anybody pays, so it is not reported.
@@ -431,6 +467,8 @@ function toTurnResult(t: TranscriptTurn): TurnResult {
     toolCalls: t.toolCalls.map((c) => ({ name: c.name, input: c.input, ...(c.isError ? { isError: true } : {}) })),
     skillActivations: t.skillActivations,
     skillsListed: t.skillsListed,
+    ...(t.toolsOffered ? { toolsOffered: t.toolsOffered } : {}),
+    ...(t.permissionMode ? { permissionMode: t.permissionMode } : {}),
     sessionId: t.sessionId,
   };
 }

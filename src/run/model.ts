@@ -4,14 +4,18 @@
  * One server serves every job of the run; each engine reaches it through its base URL,
  * and each exchange is logged under the job's own folder.
  */
-import type { Suite } from '../config/types.js';
+import type { EngineConfig } from '../config/types.js';
 import { loadModelScript, startModelServer, type ModelServer } from '../model/index.js';
 import type { ModelScript } from '../model/types.js';
 
-/** The scripts of the suite's scripted engines, loaded and validated (throws ConfigError). */
-export async function loadScripts(suite: Suite): Promise<Map<string, ModelScript>> {
+/**
+ * The scripts of the scripted engines of a run (its engine list) or of a suite (its
+ * `engines`), by engine name, loaded and validated. @throws ConfigError
+ */
+export async function loadScripts(from: readonly EngineConfig[] | { engines: readonly EngineConfig[] }): Promise<Map<string, ModelScript>> {
   const scripts = new Map<string, ModelScript>();
-  for (const e of suite.engines) {
+  const engines = 'engines' in from ? from.engines : from;
+  for (const e of engines) {
     if (e.model.provider === 'scripted' && e.model.script) scripts.set(e.name, await loadModelScript(e.model.script));
   }
   return scripts;

@@ -25,6 +25,25 @@ export interface ExecuteOptions {
   progress?: ProgressSink;
   /** Cost and budget (`--max-cost`, src/cost/budget.ts): may refuse a job, sees every attempt. */
   hooks?: JobHooks;
+  /** Subscribers to each job's final result: the report listener writes the per-job files. */
+  listeners?: ResultListener[];
+  /** Milliseconds to wait before `attempt` (2, 3, …); default 1 s doubling per retry, at most 30 s. */
+  retryDelayMs?: (attempt: number) => number;
+}
+
+/**
+ * Receives each job's final result (after its retries), before it is journaled, e.g. to write
+ * the job folder's report files (src/run/suite.ts). A throw makes that job an `error` whose
+ * reason is the error's message (the run goes on); when the journal then fails, `recorded` is
+ * called again with the changed result.
+ */
+export interface ResultListener {
+  recorded(job: Job, result: JobResult): Promise<void>;
+}
+
+/** The default pause before retry `attempt` (2, 3, …): 1 s, 2 s, 4 s, … at most 30 s. */
+export function retryDelayMs(attempt: number): number {
+  return Math.min(1000 * 2 ** (attempt - 2), 30_000);
 }
 
 /** Called around each job by `executeJobs`. */
@@ -63,12 +82,20 @@ export async function executeJobs(opts: ExecuteOptions): Promise<JobResult[]> {
           opts.progress?.jobStarted(job);
           result = await once(1);
           for (let attempt = 2; attempt <= policy.maxRetries + 1 && shouldRetry(result, policy.retryOn) && !env.signal.aborted; attempt++) {
-            await sleep(Math.min(1000 * 2 ** (attempt - 2), 30_000), env.signal);
+            await sleep((opts.retryDelayMs ?? retryDelayMs)(attempt), env.signal);
             if (env.signal.aborted) break;
             result = await once(attempt);
           }
         } finally {
           hooks?.released?.(job);
+        }
+        for (const l of opts.listeners ?? []) {
+          try {
+            await l.recorded(job, result);
+          } catch (e) {
+            // Out of descriptors, disk full, a folder in the way: this job is an error, the run goes on.
+            result = { ...result, status: 'error', reason: `${(e as Error).message}${result.reason ? ` (after: ${result.reason})` : ''}` };
+          }
         }
         results[job.index] = result;
         try {
@@ -78,6 +105,9 @@ export async function executeJobs(opts: ExecuteOptions): Promise<JobResult[]> {
           // an error of the harness, not as its own result.
           result = { ...result, status: 'error', reason: `journal.jsonl could not be written (${(e as Error).message}); the job itself ended ${result.status}${result.reason ? `: ${result.reason}` : ''}` };
           results[job.index] = result;
+          const changed = result;
+          // The job's files say what result.json will: best effort, the journal already failed.
+          for (const l of opts.listeners ?? []) await l.recorded(job, changed).catch(() => undefined);
         }
         opts.progress?.jobFinished(job, result);
       }),
@@ -87,8 +117,12 @@ export async function executeJobs(opts: ExecuteOptions): Promise<JobResult[]> {
   return results.filter((r): r is JobResult => r !== undefined);
 }
 
-/** A timeout is retried under `timeout`, any other error under `error`; fails never are. */
-function shouldRetry(r: JobResult, retryOn: ('timeout' | 'error')[]): boolean {
+/**
+ * Whether a finished attempt is tried again under `retry_policy.retry_on`: a timeout (its reason
+ * says "timed out") under `timeout`, any other error under `error`; a pass, fail, skipped or an
+ * interrupted job never.
+ */
+export function shouldRetry(r: JobResult, retryOn: ('timeout' | 'error')[]): boolean {
   if (r.status !== 'error' || r.reason === 'run interrupted') return false;
   const isTimeout = /timed out/.test(r.reason ?? '');
   return retryOn.includes(isTimeout ? 'timeout' : 'error');
@@ -96,7 +130,9 @@ function shouldRetry(r: JobResult, retryOn: ('timeout' | 'error')[]): boolean {
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    // The listener goes when the timer fires too: every retry would leave one on the run's signal otherwise.
+    const onAbort = () => { clearTimeout(t); resolve(); };
+    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }

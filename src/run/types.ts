@@ -45,6 +45,10 @@ export interface TurnResult {
   skillActivations: SkillActivation[];
   /** Skills the engine offered the model in this turn, when observable. */
   skillsListed?: string[];
+  /** Tool names offered to the model in this turn, when observable (TranscriptTurn.toolsOffered). */
+  toolsOffered?: string[];
+  /** The engine's permission mode for this turn, when it says (TranscriptTurn.permissionMode). */
+  permissionMode?: string;
   sessionId?: string;
 }
 

@@ -13,9 +13,6 @@ import { redactor } from '../util/redact.js';
 /** Files larger than this (bytes) are skipped: 50 MB. */
 export const MAX_ARTIFACT_BYTES = 50 * 1024 * 1024;
 
-/** Workspace folders never collected, whatever the globs say. */
-export const NEVER_COLLECTED = ['.git', '.skill-up'] as const;
-
 export interface CollectOptions {
   /** Size limit in bytes; larger files are skipped. Default {@link MAX_ARTIFACT_BYTES}. */
   maxBytes?: number;

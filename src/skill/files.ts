@@ -111,8 +111,3 @@ export function isInside(parent: string, child: string): boolean {
   const rel = path.relative(parent, child);
   return rel === '' || (rel !== '..' && !rel.startsWith('..' + path.sep) && !path.isAbsolute(rel));
 }
-
-/** Converts a native relative path to POSIX separators. */
-export function toPosix(rel: string): string {
-  return rel.split(path.sep).join('/');
-}

@@ -1,5 +1,8 @@
 /**
- * SKILL.md parsing and linting against the agentskills.io specification.
+ * SKILL.md parsing and linting against the agentskills.io specification: the frontmatter is
+ * read with src/config/yaml-source.ts and checked against schemas/skill-frontmatter.schema.json
+ * through src/config/schema-errors.ts (the same reader and translator as eval.yaml), plus the
+ * rules a schema cannot express (the name is the folder's, the body's length).
  *
  * Spec violations are errors (they block a run); skill-creator's stricter rules and the
  * progressive-disclosure size budget are warnings. Every diagnostic points at a line and
@@ -7,11 +10,12 @@
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { closest, distance } from 'fastest-levenshtein';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair } from 'yaml';
-import type { Diagnostic } from '../config/diagnostics.js';
-import { duplicateKeyMessage, duplicateKeys, structureProblem, YAML_PARSE_OPTIONS } from '../config/yaml-source.js';
+import { isMap, isScalar, type Node } from 'yaml';
+import { DiagnosticBag, type Diagnostic } from '../config/diagnostics.js';
 import { fileKind, fileKindProblem } from '../config/paths.js';
+import { reportSchemaErrors, type Phrasing, type SchemaProblem } from '../config/schema-errors.js';
+import { Field, parseYaml } from '../config/yaml-source.js';
+import { nearest } from '../util/did-you-mean.js';
 
 /** The frontmatter fields the agentskills.io specification allows, in spec order. */
 export const SPEC_FIELDS = ['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'] as const;
@@ -73,143 +77,48 @@ export async function lintSkill(skillDir: string): Promise<SkillLintResult> {
   }
   const { frontmatter, body, bodyStartLine } = split;
 
-  // Parse the frontmatter on its own; positions are shifted by the opening `---` line.
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(frontmatter, { lineCounter, ...YAML_PARSE_OPTIONS });
-  const at = (offset: number | undefined): [number, number] => {
-    if (offset === undefined) return [1, 1];
-    const pos = lineCounter.linePos(offset);
-    return [pos.line + 1, pos.col];
-  };
-  // Too deep a nesting, or a map as a key: the walks below would overflow or print a warning.
-  const structure = structureProblem(doc);
-  if (structure) {
-    error(...at(structure.offset), '', `YAML error in frontmatter: ${structure.message}`);
-    return { body, diagnostics };
-  }
-  // The duplicate-key check of `yaml` is quadratic; config/yaml-source.ts has a linear one.
-  const dups = duplicateKeys(doc).found;
-  if (doc.errors.length > 0 || dups.length > 0) {
-    for (const err of doc.errors) error(...at(err.pos[0]), '', `YAML syntax error in frontmatter: ${firstLine(err.message)}`);
-    for (const d of dups) error(...at(d.offset), '', `YAML syntax error in frontmatter: ${duplicateKeyMessage(d, lineCounter, 1)}`);
-    return { body, diagnostics };
-  }
-  for (const w of doc.warnings) warn(...at(w.pos[0]), '', `YAML: ${firstLine(w.message)}`);
-
-  const contents = doc.contents;
+  // The frontmatter is parsed on its own; positions are shifted by the opening `---` line.
+  const bag = new DiagnosticBag();
+  const src = parseYaml(file, frontmatter, bag, { lineOffset: 1, label: ' in frontmatter' });
+  if (!src.ok) return { body, diagnostics: [...diagnostics, ...bag.sorted()] };
+  const root = Field.root(src, bag);
+  const contents = src.doc.contents;
   if (!isMap(contents)) {
     const what = contents === null ? 'empty' : isScalar(contents) ? 'a single value' : 'a list';
-    error(...at(contents?.range?.[0]), '', `frontmatter must be a YAML map of fields (name, description, …); it is ${what}`);
-    return { body, diagnostics };
+    root.error(`frontmatter must be a YAML map of fields (name, description, …); it is ${what}`);
+    return { body, diagnostics: [...diagnostics, ...bag.sorted()] };
   }
-
-  // Index the top-level pairs, remembering where each key and value sits.
-  const fields = new Map<string, Pair<unknown, unknown>>();
+  // Keys that are not strings in the YAML (`1:`, `null:`) become strings in the data: said once here.
+  const nonStringKeys = new Set<string>();
   for (const pair of contents.items) {
-    const key = isScalar(pair.key) ? pair.key.value : undefined;
-    if (typeof key !== 'string') {
-      error(...at(nodeStart(pair.key)), '', 'frontmatter keys must be plain strings');
-      continue;
-    }
-    fields.set(key, pair);
-    if (!(SPEC_FIELDS as readonly string[]).includes(key)) {
-      error(...at(nodeStart(pair.key)), key, unknownFieldMessage(key));
-    }
+    if (isScalar(pair.key) && typeof pair.key.value === 'string') continue;
+    nonStringKeys.add(String(isScalar(pair.key) ? pair.key.value : pair.key));
+    root.get(String(isScalar(pair.key) ? pair.key.value : pair.key)).error('frontmatter keys must be plain strings', 'key');
   }
-  const valueAt = (pair: Pair<unknown, unknown>) => at(nodeStart(pair.value) ?? nodeStart(pair.key));
-  const scalarString = (pair: Pair<unknown, unknown>): string | undefined =>
-    isScalar(pair.value) && typeof pair.value.value === 'string' ? pair.value.value : undefined;
-  const typeName = (pair: Pair<unknown, unknown>): string => describeValue(pair.value);
-
-  // name
-  let name: string | undefined;
-  const namePair = fields.get('name');
-  if (!namePair) {
-    error(1, 1, 'name', 'required field `name` is missing');
-  } else {
-    const pos = valueAt(namePair);
-    name = scalarString(namePair);
-    if (name === undefined) {
-      const kind = typeName(namePair);
-      error(...pos, 'name', kind === 'empty' ? '`name` must not be empty' : `\`name\` must be a string, not ${kind}`);
-    } else {
-      for (const problem of nameProblems(name, path.basename(dir))) error(...pos, 'name', problem);
+  const metadata = contents.get('metadata', true);
+  if (isMap(metadata)) {
+    for (const item of metadata.items) {
+      if (isScalar(item.key) && typeof item.key.value === 'string') continue;
+      const at = nodeStart(item.key);
+      const line = at === undefined ? 2 : src.lineCounter.linePos(at).line + 1;
+      const col = at === undefined ? 1 : src.lineCounter.linePos(at).col;
+      bag.error(file, line, col, 'metadata', `\`metadata\` keys must be strings, not ${describeValue(isScalar(item.key) ? item.key.value : item.key)}`);
     }
   }
 
-  // description
-  let description: string | undefined;
-  const descPair = fields.get('description');
-  if (!descPair) {
-    error(1, 1, 'description', 'required field `description` is missing');
-  } else {
-    const pos = valueAt(descPair);
-    description = scalarString(descPair);
-    if (description === undefined) {
-      const kind = typeName(descPair);
-      error(...pos, 'description', kind === 'empty' ? '`description` must not be empty: say what the skill does and when to use it' : `\`description\` must be a string, not ${kind}`);
-    } else if (description.trim() === '') {
-      error(...pos, 'description', '`description` must not be empty: say what the skill does and when to use it');
-    } else {
-      const len = charCount(description);
-      if (len > LIMITS.description) {
-        error(...pos, 'description', `\`description\` is ${len} characters; the limit is ${LIMITS.description}`);
-      }
-      if (/[<>]/.test(description)) {
-        warn(...pos, 'description', '`description` contains `<` or `>`; skill-creator rejects angle brackets (they can break the skill list agents read)');
-      }
-    }
-  }
+  // The spec's rules as a JSON Schema (schemas/skill-frontmatter.schema.json), worded as
+  // skill-up has always worded them.
+  reportSchemaErrors('skill-frontmatter', root, (p) => phraseFrontmatter(p, frontmatter, nonStringKeys));
 
-  // license
-  const licensePair = fields.get('license');
-  if (licensePair && scalarString(licensePair) === undefined) {
-    error(...valueAt(licensePair), 'license', `\`license\` must be a string (a licence name or a bundled licence file), not ${typeName(licensePair)}`);
+  const name = root.get('name').str();
+  const description = root.get('description').str();
+  // What the schema cannot say: the name is the folder's; angle brackets (a skill-creator rule).
+  const folder = path.basename(dir);
+  if (name !== undefined && name.trim() !== '' && name !== folder) {
+    root.get('name').error(`\`name\` is \`${name}\` but the skill folder is \`${folder}\`; they must be equal`);
   }
-
-  // compatibility
-  const compatPair = fields.get('compatibility');
-  if (compatPair) {
-    const value = scalarString(compatPair);
-    const pos = valueAt(compatPair);
-    if (value === undefined) {
-      error(...pos, 'compatibility', `\`compatibility\` must be a string, not ${typeName(compatPair)}`);
-    } else if (value.trim() === '') {
-      error(...pos, 'compatibility', '`compatibility` must not be empty (omit the field instead)');
-    } else if (charCount(value) > LIMITS.compatibility) {
-      error(...pos, 'compatibility', `\`compatibility\` is ${charCount(value)} characters; the limit is ${LIMITS.compatibility}`);
-    }
-  }
-
-  // metadata
-  const metaPair = fields.get('metadata');
-  if (metaPair) {
-    const meta = metaPair.value;
-    if (!isMap(meta)) {
-      error(...valueAt(metaPair), 'metadata', `\`metadata\` must be a map of string keys to string values, not ${typeName(metaPair)}`);
-    } else {
-      for (const item of meta.items) {
-        const key = isScalar(item.key) ? item.key.value : undefined;
-        if (typeof key !== 'string') {
-          error(...at(nodeStart(item.key)), 'metadata', `\`metadata\` keys must be strings, not ${describeValue(item.key)}`);
-          continue;
-        }
-        if (!(isScalar(item.value) && typeof item.value.value === 'string')) {
-          const kind = describeValue(item.value);
-          const src = isScalar(item.value) && item.value.value !== null && item.value.range
-            ? frontmatter.slice(item.value.range[0], item.value.range[1]).trim()
-            : '';
-          const hint = src ? ` (quote it: "${src}")` : '';
-          error(...at(nodeStart(item.value) ?? nodeStart(item.key)), `metadata.${key}`, `\`metadata.${key}\` must be a string, not ${kind}${hint}`);
-        }
-      }
-    }
-  }
-
-  // allowed-tools
-  const toolsPair = fields.get('allowed-tools');
-  if (toolsPair && scalarString(toolsPair) === undefined) {
-    error(...valueAt(toolsPair), 'allowed-tools', `\`allowed-tools\` must be a space-separated string such as "Bash(git:*) Read", not ${typeName(toolsPair)}`);
+  if (description !== undefined && /[<>]/.test(description)) {
+    root.get('description').warn('`description` contains `<` or `>`; skill-creator rejects angle brackets (they can break the skill list agents read)');
   }
 
   // body size
@@ -218,16 +127,72 @@ export async function lintSkill(skillDir: string): Promise<SkillLintResult> {
     warn(bodyStartLine + LIMITS.bodyLines, 1, '', `SKILL.md body is ${bodyLines} lines; keep it under ${LIMITS.bodyLines} and move detail into referenced files (agentskills.io progressive disclosure)`);
   }
 
-  diagnostics.sort((a, b) => a.line - b.line || a.col - b.col);
-  return { name, description, body, diagnostics };
+  const all = [...diagnostics, ...bag.sorted()].sort((a, b) => a.line - b.line || a.col - b.col);
+  return { name, description, body, diagnostics: all };
 }
 
-/** The `name` rules of the spec, as messages (empty when valid). */
-function nameProblems(name: string, folder: string): string[] {
+/**
+ * Words a frontmatter schema problem as lint always has: "`name` must be a string, not a
+ * number", "`description` is 1025 characters; the limit is 1024", "unknown frontmatter field
+ * `x`; …". `frontmatter` is the text, for the "quote it" hint.
+ */
+function phraseFrontmatter(p: SchemaProblem, frontmatter: string, nonStringKeys: ReadonlySet<string>): Phrasing | Phrasing[] | undefined {
+  const { error: e, segments, field } = p;
+  const value = field.value;
+  const params = e.params as Record<string, unknown>;
+  const kind = describeValue(value);
+  const top = segments.length === 1 ? String(segments[0]) : undefined;
+  const at = (message: string): Phrasing => ({ message, at: 'value' });
+  if (segments.length === 0) {
+    if (e.keyword === 'required') return { message: `required field \`${String(params.missingProperty)}\` is missing`, at: 'key', child: String(params.missingProperty) };
+    if (e.keyword === 'additionalProperties') {
+      const key = String(params.additionalProperty);
+      return nonStringKeys.has(key) ? [] : { message: unknownFieldMessage(key), at: 'key', child: key };
+    }
+    return undefined;
+  }
+  const length = typeof value === 'string' ? charCount(value) : 0;
+  switch (top) {
+    case 'name':
+      if (e.keyword === 'type') return at(value === null ? '`name` must not be empty' : `\`name\` must be a string, not ${kind}`);
+      if (e.keyword === 'minLength') return at('`name` must not be empty');
+      if (e.keyword === 'maxLength') return at(`\`name\` is ${length} characters; the limit is ${LIMITS.name}`);
+      if (e.keyword === 'pattern') return nameCharacterProblems(value as string).map(at);
+      return undefined;
+    case 'description':
+      if (e.keyword === 'type') return at(value === null ? DESCRIPTION_EMPTY : `\`description\` must be a string, not ${kind}`);
+      if (e.keyword === 'pattern' || e.keyword === 'minLength') return at(DESCRIPTION_EMPTY);
+      if (e.keyword === 'maxLength') return at(`\`description\` is ${length} characters; the limit is ${LIMITS.description}`);
+      return undefined;
+    case 'license':
+      return at(`\`license\` must be a string (a licence name or a bundled licence file), not ${kind}`);
+    case 'compatibility':
+      if (e.keyword === 'type') return at(`\`compatibility\` must be a string, not ${kind}`);
+      if (e.keyword === 'pattern' || e.keyword === 'minLength') return at('`compatibility` must not be empty (omit the field instead)');
+      if (e.keyword === 'maxLength') return at(`\`compatibility\` is ${length} characters; the limit is ${LIMITS.compatibility}`);
+      return undefined;
+    case 'allowed-tools':
+      return at(`\`allowed-tools\` must be a space-separated string such as "Bash(git:*) Read", not ${kind}`);
+    case 'metadata':
+      return at(`\`metadata\` must be a map of string keys to string values, not ${kind}`);
+    default:
+      break; // a nested field (`metadata.<key>`) or the root: below
+  }
+  if (segments[0] === 'metadata' && segments.length === 2) {
+    const key = String(segments[1]);
+    const node = field.src.doc.getIn(['metadata', key], true);
+    const source = isScalar(node) && node.value !== null && node.range ? frontmatter.slice(node.range[0], node.range[1]).trim() : '';
+    return at(`\`metadata.${key}\` must be a string, not ${kind}${source ? ` (quote it: "${source}")` : ''}`);
+  }
+  return undefined;
+}
+
+const DESCRIPTION_EMPTY = '`description` must not be empty: say what the skill does and when to use it';
+
+/** The character and hyphen rules of the spec's `name`, as messages (empty when valid). */
+function nameCharacterProblems(name: string): string[] {
+  if (name.trim() === '') return name === '' ? [] : ['`name` must not be empty'];
   const problems: string[] = [];
-  const len = charCount(name);
-  if (len === 0 || name.trim() === '') return ['`name` must not be empty'];
-  if (len > LIMITS.name) problems.push(`\`name\` is ${len} characters; the limit is ${LIMITS.name}`);
   const bad = [...new Set(name.replace(/[a-z0-9-]/g, ''))];
   if (bad.length > 0) {
     const shown = bad.map((c) => (c === ' ' ? 'space' : `\`${c}\``)).join(', ');
@@ -235,18 +200,12 @@ function nameProblems(name: string, folder: string): string[] {
   }
   if (name.startsWith('-') || name.endsWith('-')) problems.push('`name` must not start or end with a hyphen');
   if (name.includes('--')) problems.push('`name` must not contain two hyphens in a row (`--`)');
-  if (name !== folder) problems.push(`\`name\` is \`${name}\` but the skill folder is \`${folder}\`; they must be equal`);
   return problems;
 }
 
 function unknownFieldMessage(key: string): string {
   const allowed = SPEC_FIELDS.join(', ');
-  const normalised = key.trim().toLowerCase().replace(/[_ ]/g, '-');
-  let suggestion: string | undefined = (SPEC_FIELDS as readonly string[]).find((f) => f === normalised);
-  if (!suggestion) {
-    const best = closest(normalised, [...SPEC_FIELDS]);
-    if (distance(normalised, best) <= Math.max(2, Math.floor(best.length / 3))) suggestion = best;
-  }
+  const suggestion = nearest(key, SPEC_FIELDS);
   const tail = suggestion ? `; did you mean \`${suggestion}\`?` : '; put custom keys under `metadata`';
   return `unknown frontmatter field \`${key}\`; the agentskills.io spec allows ${allowed}${tail}`;
 }
@@ -294,15 +253,13 @@ function nodeStart(node: unknown): number | undefined {
   return range ? range[0] : undefined;
 }
 
-function describeValue(node: unknown): string {
-  if (node === null || node === undefined) return 'empty';
-  if (isMap(node)) return 'a map';
-  if (isScalar(node)) {
-    const v = node.value;
-    if (v === null) return 'empty';
-    return `a ${typeof v === 'object' ? 'date' : typeof v}`;
-  }
-  return isSeq(node) ? 'a list' : 'an alias';
+/** How lint names a value's type: "a number", "a list", "a map", "empty". */
+function describeValue(v: unknown): string {
+  if (v === null || v === undefined) return 'empty';
+  if (Array.isArray(v)) return 'a list';
+  if (v instanceof Date) return 'a date';
+  if (typeof v === 'object') return 'a map';
+  return `a ${typeof v}`;
 }
 
 /** Length in Unicode code points (what the spec's reference validator counts). */
@@ -315,8 +272,4 @@ function countLines(body: string): number {
   const lines = body.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   return lines.length;
-}
-
-function firstLine(s: string): string {
-  return s.split('\n')[0]!.trim();
 }

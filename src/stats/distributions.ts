@@ -1,28 +1,7 @@
 /**
- * Distribution functions the decision layer needs: the standard normal and Student's t
+ * Distribution functions the decision layer needs: the standard normal quantile, Student's t
  * (CDF and quantile), and a seeded pseudo-random generator. Pure; no dependency.
  */
-
-/**
- * Complementary error function, fractional error < 1.2e-7 everywhere.
- * Source: W. H. Press et al., Numerical Recipes in C, 2nd ed. (1992), §6.2, `erfcc`
- * (Chebyshev fit).
- */
-export function erfc(x: number): number {
-  const z = Math.abs(x);
-  const t = 1 / (1 + 0.5 * z);
-  const r =
-    t *
-    Math.exp(
-      -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
-    );
-  return x >= 0 ? r : 2 - r;
-}
-
-/** Standard normal CDF Φ(x). */
-export function normalCdf(x: number): number {
-  return 0.5 * erfc(-x / Math.SQRT2);
-}
 
 /**
  * Standard normal quantile Φ⁻¹(p), relative error < 1.15e-9.
@@ -49,11 +28,13 @@ export function normalQuantile(p: number): number {
 
 /** ln Γ(x) for x > 0. Source: Numerical Recipes in C, 2nd ed., §6.1 `gammln` (Lanczos). */
 export function logGamma(x: number): number {
+  // eslint-disable-next-line no-loss-of-precision -- the digits as published; the doubles are the same
   const cof = [76.18009172947146, -86.50532032941677, 24.01409824083091, -1.231739572450155, 0.1208650973866179e-2, -0.5395239384953e-5];
   let y = x;
   const tmp = x + 5.5 - (x + 0.5) * Math.log(x + 5.5);
   let ser = 1.000000000190015;
   for (const c of cof) ser += c / ++y;
+  // eslint-disable-next-line no-loss-of-precision -- as above
   return -tmp + Math.log((2.5066282746310005 * ser) / x);
 }
 

@@ -20,8 +20,12 @@ import { clusteredInterval, correlation, moverDifference, type CaseCounts, type 
 import { detectableUplift, estimateNoise } from './power.js';
 import { holm, minimumDecisiveCases, minimumPermutationP, pairedPermutationTest } from './tests.js';
 
-export type TrialStatus = 'pass' | 'fail' | 'error' | 'skipped';
-export type Variant = 'with_skill' | 'without_skill';
+import type { Variant } from '../engine/types.js';
+import type { Status } from '../judge/types.js';
+
+export type { Variant };
+/** A trial's status: the one job `Status` (src/judge/types.ts). */
+export type TrialStatus = Status;
 
 /** One graded trial, as the aggregator consumes it. */
 export interface TrialResult {

@@ -269,9 +269,9 @@ export function trieSource(words: Iterable<string>): string {
       let s = escapeChar(ch);
       let n = child;
       while (n.kids.size === 1 && !n.end) {
-        const [[c2, next]] = n.kids;
-        s += escapeChar(c2!);
-        n = next!;
+        const [c2, next] = n.kids.entries().next().value!; // the one child
+        s += escapeChar(c2);
+        n = next;
       }
       alts.push(s + build(n));
     }
@@ -538,6 +538,6 @@ export function installConsoleRedaction(): void {
       }
       return original(chunk, ...rest);
     };
-    stream.write = patched as typeof stream.write;
+    stream.write = patched;
   }
 }

@@ -104,7 +104,7 @@ function compileRe2(pattern: string): RE2JS {
   try {
     return RE2JS.compile(pattern);
   } catch (e) {
-    throw new SyntaxError(describeRe2Error(pattern, (e as Error).message));
+    throw new SyntaxError(describeRe2Error(pattern, (e as Error).message), { cause: e });
   }
 }
 

@@ -117,9 +117,8 @@ describe('skill-up run (end to end, built CLI)', () => {
       'evals/cases/fine.yaml': 'input: { prompt: fine }\nexpect: { must_contain: [all good] }\n',
     });
     const out = join(skill, '..', 'out');
-    const t0 = Date.now();
+    // The hang sleeps 600 s: without its 3 s timeout this run outlasts the test's own.
     const r = await runCli(['run', skill, '--output-dir', out]);
-    expect(Date.now() - t0).toBeLessThan(20_000);
     expect(r.code).toBe(3);
     const doc = readResult(out);
     const status = Object.fromEntries(doc.jobs.map((j: { case_id: string; status: string; reason?: string }) => [j.case_id, [j.status, j.reason ?? '']]));
@@ -137,7 +136,7 @@ describe('skill-up run (end to end, built CLI)', () => {
   it('Ctrl-C stops the running engines, writes reports for finished jobs and exits 130', async () => {
     const marker = `su-slow-${process.pid}`;
     const skill = writeSkill({
-      'evals/agent.sh': `#!/usr/bin/env bash\ncase "$(cat "$1")" in *quick*) echo ok ;; *) (exec -a ${marker} sleep 300) \& wait ;; esac\n`,
+      'evals/agent.sh': `#!/usr/bin/env bash\ncase "$(cat "$1")" in *quick*) echo ok ;; *) (exec -a ${marker} sleep 300) & wait ;; esac\n`,
       'evals/eval.yaml': 'schema_version: v1alpha1\nengine:\n  name: a\n  custom:\n    transport: local\n    response_format: text\n    local: { command: ./evals/agent.sh, args: ["${input_file}"] }\ncases:\n  files: [evals/cases/*.yaml]\n  parallelism: 2\n',
       'evals/cases/a-quick.yaml': 'input: { prompt: "quick one" }\n',
       'evals/cases/b-slow.yaml': 'input: { prompt: slow }\n',

@@ -1,7 +1,7 @@
 /**
  * Bad input found from outside (issue 10's list of malformed inputs), check by check: each
  * is reported once, at its file, line and field, with the right value in the message; and
- * large inputs stay fast (linear YAML parsing, bounded error lists).
+ * large inputs are read whole with bounded error lists (their speed: `npm run bench`, inputs).
  */
 import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -85,14 +85,13 @@ describe('YAML: linear duplicate-key check', () => {
     expect(duplicateKeys(doc).found.map((d) => d.key)).toEqual(['1', 'k']);
   });
 
-  it('is linear: a 64k-key map with a repeat at the end is checked in well under a second', () => {
+  // Its speed (linear in the keys) is measured by `npm run bench` (inputs), not asserted here.
+  it('finds the one repeat at the end of a 64k-key map', () => {
     const lines = ['big:'];
     for (let i = 0; i < 64_000; i++) lines.push(`  k${i}: ${i}`);
     lines.push('  k5: again');
-    const started = performance.now();
     const bag = new DiagnosticBag();
     const src = parseYaml('/x/big.yaml', lines.join('\n'), bag);
-    expect(performance.now() - started).toBeLessThan(5_000);
     expect(src.ok).toBe(false);
     expect(bag.items.map((d) => [d.line, d.message])).toEqual([[64_002, 'YAML syntax error: Map keys must be unique: `k5` appears twice in the same map (first at line 7)']]);
   });
@@ -175,15 +174,14 @@ describe('bounded error lists', () => {
     expect(bag.accepts('/x/b.yaml')).toBe(true);
   });
 
-  it('a 20 MB valid case file (100,000 workspace files) loads in seconds', { timeout: 120_000 }, async () => {
+  // Its load time is measured by `npm run bench` (inputs); the timeout only stops a hang.
+  it('a 20 MB valid case file (100,000 workspace files) loads whole', { timeout: 120_000 }, async () => {
     const lines = ['input:', '  prompt: Summarise the files', 'context:', '  files:'];
     for (let i = 0; i < 100_000; i++) lines.push(`    src/module_${String(i).padStart(6, '0')}/file.txt: "${'generated content '.repeat(9)}${i}"`);
     const text = lines.join('\n') + '\n';
     expect(text.length).toBeGreaterThan(20_000_000);
     const dir = writeSkill({ 'evals/eval.yaml': MINIMAL_EVAL, 'evals/cases/a.yaml': text });
-    const started = performance.now();
     const { suite } = await loadOk(dir);
-    expect(performance.now() - started).toBeLessThan(60_000);
     expect(Object.keys(suite.cases[0]!.context.files)).toHaveLength(100_000);
   });
 });

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
-import { loadErrors, loadOk, MINIMAL_CASE, MINIMAL_EVAL, only, writeSkill } from './helpers.js';
+import { loadErrors, loadOk, MINIMAL_CASE, MINIMAL_EVAL, only, show, writeSkill } from './helpers.js';
 
 describe('YAML syntax', () => {
   it('reports a syntax error with yaml’s line and column, and still checks the other files', async () => {
@@ -388,8 +388,12 @@ describe('engines', () => {
     expect(only(errors2, /scripted model file/).line).toBe(3);
   });
 
-  it('docker needs an image; opensandbox is not supported', async () => {
-    expect(only(await loadErrors(suite('environment: {type: docker}\n')), /needs `image`/).line).toBe(2);
+  it('docker is refused until the Docker runtime exists (it would run on this machine); opensandbox is not supported', async () => {
+    const dir = suite('environment:\n  type: docker\n  image: node:22\n');
+    expect(show(await loadErrors(dir), dir)).toEqual([
+      'evals/eval.yaml:3:9: environment.type: environment type `docker` is not supported yet: skill-up has no Docker runtime, so each case would run on this machine instead of in `node:22`; remove `type: docker` and `image` to run each case in a temp folder here',
+    ]);
+    expect(only(await loadErrors(suite('environment: {type: docker}\n')), /`docker` is not supported yet/).line).toBe(2);
     expect(only(await loadErrors(suite('environment:\n  type: opensandbox\n')), /opensandbox/).line).toBe(3);
   });
 });

@@ -59,7 +59,7 @@ export async function loadOk(dir: string): Promise<LoadResult> {
   try {
     return await loadSuite(dir, { cwd: dir });
   } catch (e) {
-    if (e instanceof ConfigError) throw new Error(`unexpected errors:\n${e.message}`);
+    if (e instanceof ConfigError) throw new Error(`unexpected errors:\n${e.message}`, { cause: e });
     throw e;
   }
 }

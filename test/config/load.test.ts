@@ -226,16 +226,18 @@ describe('defaults and precedence', () => {
   });
 
   it('explicit skills: absolute paths, include/exclude/target kept; real skills lint clean', async () => {
+    // Real public skills, copied into the repository (test/fixtures/skills/SOURCE.md).
+    const real = path.resolve(here, '../fixtures/skills');
     const { suite, warnings } = await loadOk(
       suiteWith(
-        'skills:\n  - {path: ., include: [SKILL.md, "references/**"], exclude: ["*.tmp"], target: demo}\n  - {source: local_path, path: /work/shared/skills/brand-guidelines}\n  - {path: /work/shared/skills/webapp-testing}\ncases: {files: [evals/cases/a.yaml]}\n',
+        `skills:\n  - {path: ., include: [SKILL.md, "references/**"], exclude: ["*.tmp"], target: demo}\n  - {source: local_path, path: ${real}/brand-guidelines}\n  - {path: ${real}/webapp-testing}\ncases: {files: [evals/cases/a.yaml]}\n`,
       ),
     );
     expect(warnings).toEqual([]);
     expect(suite.skills).toEqual([
       { source: 'local_path', path: suite.skillDir, include: ['SKILL.md', 'references/**'], exclude: ['*.tmp'], target: 'demo' },
-      { source: 'local_path', path: '/work/shared/skills/brand-guidelines', include: [], exclude: [] },
-      { source: 'local_path', path: '/work/shared/skills/webapp-testing', include: [], exclude: [] },
+      { source: 'local_path', path: `${real}/brand-guidelines`, include: [], exclude: [] },
+      { source: 'local_path', path: `${real}/webapp-testing`, include: [], exclude: [] },
     ]);
   });
 

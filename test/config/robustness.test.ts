@@ -47,7 +47,7 @@ describe.each(['evals/eval.yaml', 'evals/cases/python.yaml', 'evals/cases/multi-
         try {
           await loadSuite(dir, { cwd: dir });
         } catch (e) {
-          if (!(e instanceof ConfigError)) throw new Error(`${rel} ${JSON.stringify(p)} = ${JSON.stringify(value)}: ${(e as Error).stack}`);
+          if (!(e instanceof ConfigError)) throw new Error(`${rel} ${JSON.stringify(p)} = ${JSON.stringify(value)}: ${(e as Error).stack}`, { cause: e });
           const errors = e.diagnostics.filter((d) => d.severity === 'error');
           expect(errors.length, `${JSON.stringify(p)} = ${JSON.stringify(value)}`).toBeGreaterThan(0);
           // Every error of this single-value mutation points at a real line.

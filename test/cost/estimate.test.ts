@@ -20,7 +20,7 @@ describe('price table', () => {
     for (const [id, m] of Object.entries(t.models)) {
       expect(t.providers[m.provider], id).toBeDefined();
       for (const k of ['input', 'output'] as const) expect(m[k], `${id} ${k}`).toBeGreaterThan(0);
-      for (const k of ['cache_read', 'cache_write'] as const) expect(m[k] === null || m[k]! >= 0, `${id} ${k}`).toBe(true);
+      for (const k of ['cache_read', 'cache_write'] as const) expect(m[k] === null || m[k] >= 0, `${id} ${k}`).toBe(true);
       // Every id and alias resolves to one entry only.
       for (const name of [id, ...(m.aliases ?? [])]) {
         expect(seen.has(name), `${name} listed twice`).toBe(false);

@@ -21,6 +21,7 @@ import {
   summariseNpmErrors,
 } from '../../src/engine/cache.js';
 import { EngineUnavailable } from '../../src/engine/types.js';
+import type * as CacheModule from '../../src/engine/cache.js';
 
 const PKG = 'semver';
 const BIN = 'semver';
@@ -100,7 +101,8 @@ describe('installToCache (real npm)', () => {
   it('two independent installers (as two processes) race into the same folder harmlessly', async () => {
     const cache = join(root, 'c3');
     vi.resetModules();
-    const other = (await import('../../src/engine/cache.js?second')) as typeof import('../../src/engine/cache.js');
+    // @ts-expect-error a query string makes vitest load a second module instance
+    const other = (await import('../../src/engine/cache.js?second')) as typeof CacheModule;
     expect(other.installToCache).not.toBe(installToCache);
     const opts = { root: cache, npmPackage: PKG, version: '7.6.1', bin: BIN };
     const [a, b] = await Promise.all([installToCache(opts), other.installToCache(opts)]);

@@ -245,17 +245,17 @@ describe('skill-up engines', () => {
     expect(parsed.engines[0]).toMatchObject({ name: 'claude_code', cachedVersions: ['2.1.332'] });
   });
 
-  it('check: ok → 0, a named engine unavailable → 3', async () => {
+  it('check: ok → 0, an engine unavailable → 1', async () => {
     const w = await world();
     await fakeExe(join(w.bin, 'claude'), '2.1.332');
     Object.assign(process.env, w.env);
     expect(await runEnginesCommand(['check', 'claude_code'], io)).toBe(0);
     expect(out).toMatch(/^claude_code: ok 2\.1\.332 at .*\/bin\/claude \(path\)$/m);
     out = '';
-    expect(await runEnginesCommand(['check', 'claude_code', 'codex'], io)).toBe(3);
+    expect(await runEnginesCommand(['check', 'claude_code', 'codex'], io)).toBe(1);
     expect(out).toMatch(/^codex: unavailable: /m);
     out = '';
-    expect(await runEnginesCommand(['check'], io)).toBe(0); // one usable engine is enough
+    expect(await runEnginesCommand(['check'], io)).toBe(1); // every known engine is checked: the missing ones count
     out = '';
     expect(await runEnginesCommand(['check', '--json', 'claude_code'], io)).toBe(0);
     expect(JSON.parse(out)).toEqual([expect.objectContaining({ name: 'claude_code', ok: true, version: '2.1.332' })]);

@@ -5,7 +5,7 @@
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { captureDetail, evaluateRule } from '../../src/judge/index.js';
-import { compileRegex, regexError } from '../../src/util/regex.js';
+import { compileRegex, Re2RegExp, regexError } from '../../src/util/regex.js';
 import { parseModelScript } from '../../src/model/script.js';
 import { runCli, writeSkill } from '../cli/helpers.js';
 import { makeInput, tempDir } from './helpers.js';
@@ -79,42 +79,39 @@ describe('compileRegex (RE2)', () => {
     expect(() => compileRegex('(?<=x)a')).toThrow(SyntaxError);
   });
 
-  it('matches (a+)+$ in linear time: 40 a and 1 MB', () => {
-    const t0 = performance.now();
+  // A backtracking engine takes about 2^40 steps on FORTY: these calls return only on RE2.
+  // Matching speed is measured by `npm run bench` (inputs), not asserted here.
+  it('matches (a+)+$ with RE2 (linear time): 40 a and 1 MB', () => {
+    expect(compileRegex(EVIL)).toBeInstanceOf(Re2RegExp);
     expect(compileRegex(EVIL).test(FORTY)).toBe(false);
     expect(compileRegex(EVIL).exec(MEGABYTE)).toBeNull();
     expect(compileRegex(EVIL).test(MEGABYTE.slice(0, -1))).toBe(true);
-    expect(performance.now() - t0).toBeLessThan(5000);
   });
 });
 
 describe('user patterns on hostile output', () => {
-  it('output_matches with (a+)+$ finishes fast on 40 a + "!" and on a 1 MB final message', async () => {
+  // As above: on a backtracking engine these calls would not return (FORTY).
+  it('output_matches with (a+)+$ finishes on 40 a + "!" and on a 1 MB final message', async () => {
     for (const text of [FORTY, MEGABYTE]) {
-      const t0 = performance.now();
       const r = await evaluateRule({ outputMatches: { all: [EVIL], not: ['(x+x+)+y'] } }, inputWith(text));
       expect(r.holds).toBe(false);
       expect(r.evidence).toContain('did not match');
-      expect(performance.now() - t0).toBeLessThan(5000);
     }
   });
 
-  it('a capture pattern finishes fast on 1 MB and keeps the named group `value`', () => {
-    const t0 = performance.now();
+  it('a capture pattern finishes on 1 MB and keeps the named group `value`', () => {
     expect(captureDetail(FORTY, { variable: 'v', pattern: EVIL }).ok).toBe(false);
     expect(captureDetail(MEGABYTE, { variable: 'v', pattern: EVIL })).toEqual({ ok: false, reason: `pattern /${EVIL}/ did not match` });
     const got = captureDetail(`id: ${MEGABYTE}`, { variable: 'v', pattern: '(?P<value>(a+)+)!' });
     expect(got.ok && got.value.length).toBe(1024 * 1024);
-    expect(performance.now() - t0).toBeLessThan(5000);
   });
 
   it('the scripted model matches prompt_matches with RE2 and refuses a lookbehind with file:line', () => {
     const script = parseModelScript('rules:\n  - when: { prompt_matches: "(?i)^(a+)+$" }\n    reply: [ { say: ok } ]\n', 'model.yaml');
     const re = script.rules[0]!.when.promptMatches!;
-    const t0 = performance.now();
+    expect(re).toBeInstanceOf(Re2RegExp);
     expect(re.test(MEGABYTE)).toBe(false);
     expect(re.test('AAA')).toBe(true);
-    expect(performance.now() - t0).toBeLessThan(5000);
     expect(() => parseModelScript('rules:\n  - when: { prompt_matches: "(?<=x)a" }\n    reply: [ { say: ok } ]\n', 'model.yaml')).toThrow(
       /model\.yaml:2:\d+: rules\[0\]\.when\.prompt_matches: invalid regular expression: lookbehind .* is not RE2 syntax/,
     );

@@ -98,9 +98,7 @@ describe('script judge', () => {
     const { input, skillDir } = setup({
       'slow.sh': { body: '(sleep 60; echo late) &\necho $! > "$EVAL_WORKSPACE/child.pid"\necho started\nsleep 60\n' },
     });
-    const t0 = Date.now();
     const o = await runScriptJudge({ scriptPath: path.join(skillDir, 'slow.sh'), timeoutSeconds: 1 }, input);
-    expect(Date.now() - t0).toBeLessThan(10_000);
     expect(o.status).toBe('fail');
     expect(o.reason).toBe('script timed out after 1s');
     expect(o.assertions[0]!.evidence).toMatch(/^script timed out after 1s/);
@@ -112,9 +110,8 @@ describe('script judge', () => {
   });
   it('does not wait for background children left by a finished script', async () => {
     const { input, skillDir } = setup({ 'bg.sh': { body: 'sleep 30 &\necho done\n' } });
-    const t0 = Date.now();
+    // Waiting for the `sleep 30` would end in the 20 s timeout: a fail, not this pass.
     const o = await runScriptJudge({ scriptPath: path.join(skillDir, 'bg.sh'), timeoutSeconds: 20 }, input);
-    expect(Date.now() - t0).toBeLessThan(5_000);
     expect(o.assertions[0]).toMatchObject({ passed: true, evidence: 'done' });
   });
   it('is an error (not a fail) when cancelled', async () => {

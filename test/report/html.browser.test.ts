@@ -236,43 +236,29 @@ describe('HTML report in Chromium', () => {
     }
   });
 
-  it('stays usable with 10,000 jobs: loads, filters and opens a case quickly', async () => {
+  // How fast it loads, filters and opens is measured by `npm run bench` (html page), not asserted here.
+  it('stays usable with 10,000 jobs: loads, pages, filters and opens a case', async () => {
     const big = syntheticRun({ cases: 1250, engines: ['claude_code', 'codex'], trials: 2, seed: 7 });
     const bigFile = join(dir, 'big.html');
     writeFileSync(bigFile, renderHtmlReport(big.doc, { transcripts: big.transcripts }));
     const page = await context.newPage();
     const w = watch(page);
-    const t0 = Date.now();
     await page.goto(pathToFileURL(bigFile).href);
     await page.waitForSelector('html[data-ready="1"]', { timeout: 30_000 });
-    const loadMs = Date.now() - t0;
     // The table holds the first 200 cases; scrolling to its end brings the next ones.
     expect(await page.locator('#rows tr.case').count()).toBe(200);
     expect(await page.textContent('#case-count')).toBe('1250');
     await page.locator('#more').scrollIntoViewIfNeeded();
     await expect.poll(() => page.locator('#rows tr.case').count()).toBe(400);
-    // Time the page's own work (handler and layout), not the test driver's round trips.
-    const timed = (selector: string) =>
-      page.evaluate((sel) => {
-        const t = performance.now();
-        (document.querySelector(sel) as HTMLElement).click();
-        void document.body.offsetHeight; // force layout
-        return performance.now() - t;
-      }, selector);
-    const filterMs = await timed('#status-filter button[data-status="error"]');
+    await page.click('#status-filter button[data-status="error"]');
     const errorCases = new Set(big.doc.jobs.filter((j) => j.status === 'error').map((j) => j.case_id)).size;
     expect(await page.textContent('#case-count')).toBe(`${errorCases} of 1250`);
     await page.click('#status-filter button[data-status="error"]');
     await page.fill('#q', 'log-parser-1');
     expect((await visibleIds(page)).every((id) => id.startsWith('log-parser-1'))).toBe(true);
     await page.fill('#q', '');
-    const openMs = await timed('#rows tr.case:nth-child(151) .case-btn');
+    await page.click('#rows tr.case:nth-child(151) .case-btn');
     expect(await page.locator('#rows tr.detail .vcol.v1').count()).toBe(2);
-    console.log(`10,000-job report in Chromium: loaded in ${loadMs} ms, status filter ${filterMs.toFixed(0)} ms, case opened in ${openMs.toFixed(0)} ms`);
-    expect(loadMs).toBeLessThan(10_000);
-    // About 0.3 s each on an idle machine; the bounds leave room for a busy CI runner.
-    expect(filterMs).toBeLessThan(2_000);
-    expect(openMs).toBeLessThan(2_000);
     expect(w.errors).toEqual([]);
     await page.close();
   });

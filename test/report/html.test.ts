@@ -140,10 +140,10 @@ describe('renderHtmlReport', () => {
     const job = data.j[0]!;
     const detail = job[9];
     expect(detail[0]).toBe(doc.jobs[0]!.id); // unique to the job: inline, not in the string table
-    const tool = detail[10][0]![8][0]!;
+    const tool = detail[10][0]!.toolCalls[0]!;
     expect(tool[3]).toBeGreaterThanOrEqual(0); // the output came from the transcript
     const noTranscripts = buildReportData(doc, engineOrder(doc));
-    expect(noTranscripts.j[0]![9][10][0]![8][0]![3]).toBe(-1);
+    expect(noTranscripts.j[0]![9][10][0]!.toolCalls[0]![3]).toBe(-1);
   });
 
   it('clips long texts and says how long they were', () => {
@@ -172,30 +172,12 @@ describe('renderHtmlReport', () => {
 });
 
 describe('renderHtmlReport at scale', () => {
-  it('renders 10,000 jobs in under 3 s into under 20 MB', () => {
+  // Its render time is measured by `npm run bench` (reports), not asserted here.
+  it('renders 10,000 jobs into under 20 MB', () => {
     // 1,250 cases × 2 engines × 2 variants × 2 trials = 10,000 jobs.
     const { doc, transcripts } = syntheticRun({ cases: 1250, engines: ['claude_code', 'codex'], trials: 2, seed: 7 });
     expect(doc.jobs).toHaveLength(10_000);
-    const resultJsonBytes = Buffer.byteLength(JSON.stringify(doc));
-    // Wall time is what a user waits for, but a busy machine (parallel test files) inflates it:
-    // take the best of up to three renders, and log the CPU time too.
-    let html = '';
-    let ms = Infinity;
-    let cpuMs = Infinity;
-    for (let attempt = 0; attempt < 3 && ms >= 3000; attempt++) {
-      const cpu0 = process.cpuUsage();
-      const t0 = performance.now();
-      html = renderHtmlReport(doc, { transcripts });
-      ms = Math.min(ms, performance.now() - t0);
-      const cpu = process.cpuUsage(cpu0);
-      cpuMs = Math.min(cpuMs, (cpu.user + cpu.system) / 1000);
-    }
-    const bytes = Buffer.byteLength(html);
-    console.log(
-      `HTML report, 10,000 jobs: ${(bytes / 1e6).toFixed(2)} MB (result.json compact: ${(resultJsonBytes / 1e6).toFixed(2)} MB), ` +
-        `rendered in ${ms.toFixed(0)} ms wall, ${cpuMs.toFixed(0)} ms CPU`,
-    );
-    expect(bytes).toBeLessThan(20 * 1024 * 1024);
-    expect(ms).toBeLessThan(3000);
+    const html = renderHtmlReport(doc, { transcripts });
+    expect(Buffer.byteLength(html)).toBeLessThan(20 * 1024 * 1024);
   });
 });

@@ -17,7 +17,7 @@ import { writeDocReports } from '../../src/report/write.js';
 import type { JobResult } from '../../src/run/types.js';
 import { job, makeDoc } from './helpers.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 const readJson = (p: string): Json => JSON.parse(readFileSync(p, 'utf8'));
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();

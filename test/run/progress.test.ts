@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProgress } from '../../src/run/progress.js';
+import { createProgress, firstProblem } from '../../src/run/progress.js';
 import type { Job } from '../../src/plan/plan.js';
 import type { JobResult } from '../../src/run/types.js';
 
@@ -18,5 +18,69 @@ describe('progress lines', () => {
     p.stop();
     expect(text).toContain('bad key [REDACTED]');
     expect(text).not.toContain('sk-canary');
+  });
+});
+
+/** A stream that collects what is written; `isTTY` as given. */
+function sink(isTTY: boolean) {
+  const out = { text: '', isTTY, columns: 200, write: (s: string) => ((out.text += s), true) };
+  return out as typeof out & NodeJS.WriteStream;
+}
+const job = (id: string) => ({ id }) as Job;
+const result = (over: Partial<JobResult>) => ({ status: 'pass', durationMs: 1234, assertions: [], ...over }) as JobResult;
+
+describe('progress display', () => {
+  afterEach(() => {
+    if (savedCI === undefined) delete process.env.CI;
+    else process.env.CI = savedCI;
+  });
+  const savedCI = process.env.CI;
+
+  it('off a TTY: one plain line per finished job, numbered, with the first problem of a job that did not pass', () => {
+    const out = sink(false);
+    const p = createProgress(3, out);
+    p.jobStarted(job('a/with_skill/run-1'));
+    p.jobFinished(job('a/with_skill/run-1'), result({}));
+    p.jobFinished(job('b/with_skill/run-1'), result({ status: 'fail', assertions: [{ text: 'must_contain: "hi"', passed: false, evidence: 'not\nfound' }] }));
+    p.jobFinished(job('c/with_skill/run-1'), result({ status: 'error', reason: 'engine error in turn 1: boom' }));
+    p.stop();
+    expect(out.text.split('\n')).toEqual([
+      '[1/3] PASS  a/with_skill/run-1 (1.2s)',
+      '[2/3] FAIL  b/with_skill/run-1 (1.2s) — must_contain: "hi": not found',
+      '[3/3] ERROR c/with_skill/run-1 (1.2s) — engine error in turn 1: boom',
+      '',
+    ]);
+    expect(out.text).not.toContain('\x1b');
+  });
+
+  it('on a TTY: a live status line with the counts and the running jobs; non-passing jobs printed above it', () => {
+    delete process.env.CI;
+    const out = sink(true);
+    const p = createProgress(2, out);
+    p.jobStarted(job('a/with_skill/run-1'));
+    p.jobStarted(job('b/with_skill/run-1'));
+    expect(out.text).toContain('[0/2] 0 pass · 0 fail · 0 error');
+    expect(out.text).toContain('running: a/with_skill/run-1, b/with_skill/run-1');
+    p.jobFinished(job('a/with_skill/run-1'), result({}));
+    p.jobFinished(job('b/with_skill/run-1'), result({ status: 'error', reason: 'timed out' }));
+    expect(out.text).toContain('\r\x1b[2KERROR b/with_skill/run-1 (1.2s) — timed out\n');
+    expect(out.text).not.toContain('PASS  a/with_skill/run-1');
+    expect(out.text).toContain('[2/2] 1 pass · 0 fail · 1 error');
+    p.stop();
+    expect(out.text.endsWith('\r\x1b[2K')).toBe(true);
+  });
+
+  it('with CI set, a TTY gets the plain lines', () => {
+    process.env.CI = 'true';
+    const out = sink(true);
+    const p = createProgress(1, out);
+    p.jobFinished(job('a'), result({}));
+    p.stop();
+    expect(out.text).toBe('[1/1] PASS  a (1.2s)\n');
+  });
+
+  it('firstProblem keeps one line of at most 160 characters', () => {
+    expect(firstProblem(result({ reason: `x\n${'y'.repeat(300)}` }))).toHaveLength(160);
+    expect(firstProblem(result({ reason: 'a\n\tb' }))).toBe('a b');
   });
 });

@@ -132,20 +132,18 @@ describe('a write failure on one job', () => {
 
   it('runProcess: an output file that cannot be opened rejects with ProcessOutputError (no unhandled error event)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'su-res-'));
-    const t0 = Date.now();
-    const e = await runProcess('/bin/sh', ['-c', 'sleep 20'], {
+    const e = await runProcess('/bin/sh', ['-c', 'sleep 300'], {
       cwd: dir,
       env: { PATH: process.env.PATH },
       stdoutFile: join(dir, 'missing-folder/out.txt'),
       stderrFile: join(dir, 'err.txt'),
-      timeoutMs: 30_000,
+      timeoutMs: 300_000,
       killGraceMs: 200,
     }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ProcessOutputError);
     expect((e as ProcessOutputError).code).toBe('ENOENT');
     expect((e as Error).message).toMatch(/could not write the output of \/bin\/sh to .*missing-folder\/out\.txt: ENOENT/);
-    // The process is stopped at once, not left to run its 20 s.
-    expect(Date.now() - t0).toBeLessThan(10_000);
+    // The process is stopped at once: left to run its 300 s, it would outlast the test's timeout.
   });
 });
 
@@ -253,7 +251,7 @@ describe.runIf(process.platform === 'linux')('the reaper: engine processes die w
   async function killDuring(skill: string, pids: string, count: number): Promise<void> {
     const child = spawn(process.execPath, [BIN, 'run', skill, '--output-dir', join(skill, '..', 'out')], { env: { ...process.env, CI: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
+    child.stderr.on('data', (d) => (stderr += d));
     const files = await waitFor(() => {
       const f = readdirSync(pids);
       return f.length >= count && f.every((n) => readFileSync(join(pids, n), 'utf8').trim() !== '') ? f : undefined;

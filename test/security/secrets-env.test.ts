@@ -49,7 +49,7 @@ const PARENT: Record<string, string> = {
 const BYSTANDERS = ['HOME', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DATABASE_URL', 'UNRELATED', 'SKILL_UP_CACHE_DIR'];
 
 function engine(provider: string | undefined, extra: Partial<EngineConfig> = {}): EngineConfig {
-  return { name: 'x', displayName: 'x', model: provider ? { provider } : {}, kwargs: {}, ...extra } as unknown as EngineConfig;
+  return { name: 'x', displayName: 'x', model: provider ? { provider } : {}, kwargs: {}, ...extra };
 }
 
 function ctx(e: EngineConfig, over: Partial<EngineContext> = {}): EngineContext {
@@ -137,7 +137,7 @@ describe('each engine declares what it needs', () => {
   it('opencode: the model provider’s variables only', () => {
     expect(inherited(buildOpencodeEnv(ctx(engine('scripted'))))).toEqual(BASE_NAMES);
     expect(inherited(buildOpencodeEnv(ctx(engine('openrouter'))))).toEqual([...BASE_NAMES, 'OPENROUTER_API_KEY'].sort());
-    expect(inherited(buildOpencodeEnv(ctx(engine(undefined, { model: { name: 'anthropic/claude-x' } } as Partial<EngineConfig>))))).toEqual([...BASE_NAMES, 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'].sort());
+    expect(inherited(buildOpencodeEnv(ctx(engine(undefined, { model: { name: 'anthropic/claude-x' } }))))).toEqual([...BASE_NAMES, 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'].sort());
     expect(inherited(buildOpencodeEnv(ctx(engine('amazon-bedrock'))))).toEqual([...BASE_NAMES, 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'].sort());
     expect(opencodeAdapter.envAllow).toBeDefined();
   });

@@ -7,17 +7,12 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { binOverrideVar, findKnownEngine } from '../../src/engine/known.js';
+import { binOverrideVar } from '../../src/engine/known.js';
 import { resolveEngineBinary } from '../../src/engine/resolve.js';
+import { engineDefinitions } from '../../engines/index.js';
 
-/** Engine → the version skill-up's tests and examples pin (each tested here, see engines/<name>/README.md). */
-export const PINNED: Record<string, string> = {
-  claude_code: '2.1.332',
-  gemini_cli: '0.61.0',
-  codex: '0.171.0',
-  opencode: '1.18.33',
-  qwen_code: '0.24.4',
-};
+/** Engine → the version skill-up's tests and examples pin: each definition's `testedVersion` (engines/<name>/index.ts). */
+export const PINNED: Record<string, string> = Object.fromEntries(engineDefinitions().map((d) => [d.name, d.testedVersion]));
 
 export default async function setup(): Promise<void> {
   const cache = process.env.SKILL_UP_TEST_CACHE_DIR ?? join(tmpdir(), 'skill-up-test-cache');
@@ -25,7 +20,7 @@ export default async function setup(): Promise<void> {
   for (const [name, version] of Object.entries(PINNED)) {
     const envVar = binOverrideVar(name);
     if (process.env[envVar]) continue;
-    const known = findKnownEngine(name)!;
+    const known = engineDefinitions().find((d) => d.name === name)!;
     try {
       const r = await resolveEngineBinary({
         npmPackage: known.npmPackage,
@@ -36,7 +31,7 @@ export default async function setup(): Promise<void> {
       });
       process.env[envVar] = r.path;
     } catch (e) {
-      throw new Error(`cannot install ${known.npmPackage}@${version} for the engine tests (needs the npm registry, or set ${envVar}): ${(e as Error).message}`);
+      throw new Error(`cannot install ${known.npmPackage}@${version} for the engine tests (needs the npm registry, or set ${envVar}): ${(e as Error).message}`, { cause: e });
     }
   }
 }

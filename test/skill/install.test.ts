@@ -6,7 +6,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { selectSkillFiles } from '../../src/skill/select.js';
 import { installSkill, SkillInstallError } from '../../src/skill/install.js';
 
-const SHARED = '/work/shared/skills';
+/** Real public skills, copied into the repository (test/fixtures/skills/SOURCE.md). */
+const SHARED = path.resolve(__dirname, '../fixtures/skills');
 const FIXTURES = path.resolve(__dirname, 'fixtures');
 const realSkills = readdirSync(SHARED).filter((d) => statSync(path.join(SHARED, d)).isDirectory());
 

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Diagnostic } from '../../src/config/diagnostics.js';
 import { lintSkill } from '../../src/skill/lint.js';
 
-const SHARED = '/work/shared/skills';
+/** Real public skills, copied into the repository (test/fixtures/skills/SOURCE.md). */
+const SHARED = path.resolve(__dirname, '../fixtures/skills');
 const FIXTURES = path.resolve(__dirname, 'fixtures');
 const realSkills = readdirSync(SHARED).filter((d) => statSync(path.join(SHARED, d)).isDirectory());
 

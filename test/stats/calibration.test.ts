@@ -118,9 +118,9 @@ describe('interval coverage when every case is deterministic (ICC = 1: a case al
     let covered = 0;
     for (let i = 0; i < SUITES; i++) {
       const rs = Array.from({ length: 6 }, (_, c) => {
-        const w = r() < 0.9 ? 'pass' : 'fail';
-        const wo = r() < 0.9 ? 'pass' : 'fail';
-        return [...Array.from({ length: 10 }, (_, t) => ({ caseId: `c${c}`, engine: 'e', variant: 'with_skill' as const, trial: t + 1, status: w as 'pass' | 'fail', durationMs: 1, tokens: 1 })), ...Array.from({ length: 10 }, (_, t) => ({ caseId: `c${c}`, engine: 'e', variant: 'without_skill' as const, trial: t + 1, status: wo as 'pass' | 'fail', durationMs: 1, tokens: 1 }))];
+        const w: 'pass' | 'fail' = r() < 0.9 ? 'pass' : 'fail';
+        const wo: 'pass' | 'fail' = r() < 0.9 ? 'pass' : 'fail';
+        return [...Array.from({ length: 10 }, (_, t) => ({ caseId: `c${c}`, engine: 'e', variant: 'with_skill' as const, trial: t + 1, status: w, durationMs: 1, tokens: 1 })), ...Array.from({ length: 10 }, (_, t) => ({ caseId: `c${c}`, engine: 'e', variant: 'without_skill' as const, trial: t + 1, status: wo, durationMs: 1, tokens: 1 }))];
       }).flat();
       const iv = summarise(rs).uplift[0]!.interval!;
       if (iv.low <= 0 && 0 <= iv.high) covered++;

@@ -1,9 +1,12 @@
 /**
- * Shared pieces of the engine adapter tests (engines/<name>/adapter.test.ts): a minimal case
- * and a /proc scan proving that no engine process outlives its turn.
+ * Shared pieces of the engine tests (test/engines/contract.test.ts, engines/<name>/adapter.test.ts):
+ * a minimal case, a /proc scan proving that no engine process outlives its turn, and the
+ * contract suite's engine list.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { CaseSpec } from '../../src/config/types.js';
+import type { EngineDefinition } from '../../src/engine/definition.js';
+import { engineDefinitions } from '../../engines/index.js';
 
 /** A case with nothing but an id and a turn limit, for driving an adapter directly. */
 export function adapterTestCase(id: string, maxTurns = 10): CaseSpec {
@@ -46,4 +49,12 @@ export function processesIn(dir: string, marker: string): number[] {
 /** PIDs of live processes whose cwd is `dir` or whose environment has `HOME=home`. */
 export function processesOf(dir: string, home: string): number[] {
   return liveProcesses((p) => p.cwd === dir || p.read('environ').includes(`HOME=${home}\0`));
+}
+
+/**
+ * The engines the shared contract suite (test/engines/contract.test.ts) runs against: every
+ * CLI engine in the registry (engines/index.ts), read when called, so a registered engine is in it.
+ */
+export function contractEngines(): readonly EngineDefinition[] {
+  return engineDefinitions();
 }

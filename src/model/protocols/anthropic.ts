@@ -24,6 +24,7 @@ import type { ModelReply, ModelRequest, NeutralMessage, NeutralPart, ToolSpec } 
 import { estimateTokens } from '../plan.js';
 import { readInput, shellInput, skillInput, writeInput, type ToolTable } from '../tools.js';
 import { jsonResponse, ProtocolError, sseEvent, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
+import { engineOfProtocol } from './engines.js';
 
 /** Claude Code's tools first; common names of other agents after (custom agents on this API). */
 export const ANTHROPIC_TOOL_TABLE: ToolTable = {
@@ -129,11 +130,11 @@ export function parseAnthropicRequest(body: unknown, ctx: WireContext): ModelReq
   const tools: ToolSpec[] = [];
   for (const t of Array.isArray(body.tools) ? body.tools : []) {
     if (!isObj(t) || typeof t.name !== 'string') continue;
-    tools.push(isObj(t.input_schema) ? { name: t.name, schema: t.input_schema as ToolSpec['schema'] } : { name: t.name });
+    tools.push(isObj(t.input_schema) ? { name: t.name, schema: t.input_schema } : { name: t.name });
   }
   const req: ModelRequest = {
     protocol: 'anthropic',
-    engine: 'claude_code',
+    engine: engineOfProtocol('anthropic'),
     model: typeof body.model === 'string' ? body.model : 'scripted-model',
     stream: body.stream === true,
     system,

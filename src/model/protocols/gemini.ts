@@ -52,6 +52,7 @@ import type { EngineName, ModelReply, ModelRequest, NeutralMessage, NeutralPart,
 import { estimateTokens } from '../plan.js';
 import { readInput, shellInput, skillInput, writeInput, type ToolTable } from '../tools.js';
 import { jsonResponse, ProtocolError, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
+import { engineOfProtocol } from './engines.js';
 
 /**
  * Gemini CLI's tools (`activate_skill {name}`, `write_file {file_path, content}`,
@@ -193,7 +194,7 @@ function toTools(tools: unknown): ToolSpec[] {
     for (const f of t.functionDeclarations) {
       if (!isObj(f) || typeof f.name !== 'string') continue;
       const schema = isObj(f.parametersJsonSchema) ? f.parametersJsonSchema : isObj(f.parameters) ? f.parameters : undefined;
-      out.push(schema ? { name: f.name, schema: schema as ToolSpec['schema'] } : { name: f.name });
+      out.push(schema ? { name: f.name, schema: schema } : { name: f.name });
     }
   }
   return out;
@@ -230,7 +231,7 @@ export function parseGeminiRequest(body: unknown, ctx: WireContext): ModelReques
   let model = modelFromPath(ctx.pathname) ?? (typeof body.model === 'string' ? body.model.replace(/^models\//, '') : 'scripted-model');
   const schema = requestedJsonSchema(body.generationConfig);
   if (schema !== undefined) model += JSON_SCHEMA_MARK + Buffer.from(JSON.stringify(schema), 'utf8').toString('base64url');
-  const engine: EngineName = 'gemini_cli';
+  const engine: EngineName = engineOfProtocol('gemini');
   return {
     protocol: 'gemini',
     engine,

@@ -58,6 +58,7 @@
 import type { EngineName, ModelReply, ModelRequest, NeutralMessage, NeutralPart, ToolSpec } from '../types.js';
 import { readInput, shellInput, skillInput, writeInput, type ToolTable } from '../tools.js';
 import { anthropicProtocol } from './anthropic.js';
+import { profileOf, recogniseEngine } from './engines.js';
 import { jsonResponse, ProtocolError, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
 
 /**
@@ -152,31 +153,20 @@ export function looksLikeToolError(text: string): boolean {
   return /^error\b\s*[:(]/i.test(t) || t.startsWith('<tool_use_error>');
 }
 
-/** Start of the assistant message OpenCode appends once the agent's `steps` limit is reached. */
-export const OPENCODE_MAX_STEPS = 'CRITICAL - MAXIMUM STEPS REACHED';
-
-/** OpenCode's quoting of a prompt argument undone: `"a \"b\""` → `a "b"`; other texts unchanged. */
+/** An engine's quoting of a prompt argument undone (OpenCode; its definition's `quotesPrompts`): `"a \"b\""` → `a "b"`; other texts unchanged. */
 export function unquoteOpencodePrompt(text: string): string {
   if (text.length >= 2 && text.startsWith('"') && text.endsWith('"')) return text.slice(1, -1).replace(/\\"/g, '"');
   return text;
 }
 
-/** The engine a request comes from (see the module doc). */
+/** The engine a request comes from (see the module doc; the marks are in the engines' definitions). */
 export function detectChatEngine(headers: WireContext['headers'], body: Record<string, unknown>): EngineName {
-  const ua = String(headers['user-agent'] ?? '').toLowerCase();
-  if (ua.includes('opencode')) return 'opencode';
-  if (ua.includes('qwencode') || ua.includes('qwen-code') || ua.includes('qwen code')) return 'qwen_code';
   const msgs = Array.isArray(body.messages) ? body.messages : [];
-  for (const m of msgs.slice(0, 3)) {
-    if (!isObj(m)) continue;
-    const text = chatContentText(m.content);
-    if (m.role === 'system' || m.role === 'developer') {
-      if (/^\s*You are opencode\b/i.test(text)) return 'opencode';
-      if (/^\s*You are Qwen Code\b/.test(text)) return 'qwen_code';
-    }
-    if (m.role === 'user' && text.includes('This is the Qwen Code.')) return 'qwen_code';
-  }
-  return 'custom';
+  const opening = msgs
+    .slice(0, 3)
+    .filter(isObj)
+    .map((m) => ({ role: String(m.role ?? ''), text: chatContentText(m.content) }));
+  return recogniseEngine('openai_chat', String(headers['user-agent'] ?? ''), opening);
 }
 
 function parseArguments(args: unknown): unknown {
@@ -197,6 +187,7 @@ export function parseOpenAIChatRequest(body: unknown, ctx: WireContext): ModelRe
   if (!isObj(body)) throw new ProtocolError('request body must be a JSON object');
   if (!Array.isArray(body.messages)) throw new ProtocolError('messages: field required (a list)');
   const engine = detectChatEngine(ctx.headers, body);
+  const profile = profileOf(engine);
   const messages: NeutralMessage[] = [];
   for (const m of body.messages) {
     if (!isObj(m)) continue;
@@ -220,21 +211,22 @@ export function parseOpenAIChatRequest(body: unknown, ctx: WireContext): ModelRe
       }
       messages.push({ role: 'assistant', parts });
     } else {
-      const texts = contentTexts(m.content).map((t) => (engine === 'opencode' ? unquoteOpencodePrompt(t) : t));
+      const texts = contentTexts(m.content).map((t) => (profile?.quotesPrompts ? unquoteOpencodePrompt(t) : t));
       messages.push({ role: 'user', parts: texts.map((text) => ({ type: 'text', text })) });
     }
   }
   // OpenCode past its step limit appends this assistant prefill and disables tools for the
   // reply (it still lists them): drop the message and offer no tool, so the answer is text.
   const last = messages[messages.length - 1];
-  const stepsExhausted = engine === 'opencode' && last?.role === 'assistant' && last.parts.some((p) => p.type === 'text' && p.text.startsWith(OPENCODE_MAX_STEPS));
+  const prefill = profile?.stepsExhaustedPrefill;
+  const stepsExhausted = prefill !== undefined && last?.role === 'assistant' && last.parts.some((p) => p.type === 'text' && p.text.startsWith(prefill));
   if (stepsExhausted) messages.pop();
   const tools: ToolSpec[] = [];
   for (const t of stepsExhausted ? [] : Array.isArray(body.tools) ? body.tools : []) {
     if (!isObj(t)) continue;
     const fn = isObj(t.function) ? t.function : t;
     if (typeof fn.name !== 'string') continue;
-    tools.push(isObj(fn.parameters) ? { name: fn.name, schema: fn.parameters as ToolSpec['schema'] } : { name: fn.name });
+    tools.push(isObj(fn.parameters) ? { name: fn.name, schema: fn.parameters } : { name: fn.name });
   }
   const req: ModelRequest = {
     protocol: 'openai_chat',

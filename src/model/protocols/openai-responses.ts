@@ -59,6 +59,7 @@
 import { absolutePath, pickKey, schemaKeys, type ActionContext, type ToolAction, type ToolCandidate, type ToolTable } from '../tools.js';
 import type { ModelReply, ModelRequest, NeutralMessage, NeutralPart, ReplyBlock, ToolSpec } from '../types.js';
 import { jsonResponse, ProtocolError, sseEvent, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
+import { engineOfProtocol } from './engines.js';
 
 type Json = Record<string, unknown>;
 
@@ -297,11 +298,11 @@ export function parseResponsesRequest(body: unknown, ctx: WireContext): ModelReq
     const fn = isObj(t.function) ? t.function : t; // tolerate the Chat Completions nesting
     if (typeof fn.name !== 'string' || !fn.name) continue;
     if (t.type === 'custom') tools.push({ name: fn.name, schema: { type: 'string', description: 'freeform input (custom tool)' } });
-    else tools.push(isObj(fn.parameters) ? { name: fn.name, schema: fn.parameters as ToolSpec['schema'] } : { name: fn.name });
+    else tools.push(isObj(fn.parameters) ? { name: fn.name, schema: fn.parameters } : { name: fn.name });
   }
   const req: ModelRequest = {
     protocol: 'openai_responses',
-    engine: 'codex',
+    engine: engineOfProtocol('openai_responses'),
     model: typeof body.model === 'string' ? body.model : 'scripted-model',
     stream: body.stream === true,
     system,

@@ -5,8 +5,7 @@
  */
 import { CLUSTERED_CI, type VariantJson } from '../decision-text.js';
 import { fmtPct } from './format.js';
-
-type Variant = 'with_skill' | 'without_skill';
+import type { Variant } from '../../engine/types.js';
 
 /** One horizontal bar of a chart, in SVG user units (the chart is {@link CHART_W} wide). */
 export interface ChartBar {

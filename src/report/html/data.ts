@@ -24,11 +24,29 @@ export type ToolRow = [Sx, Sx, 0 | 1, Sx];
 export type ActivationRow = [Sx, Sx];
 /** An assertion: `[text, passed 0|1, evidence]`. */
 export type AssertionRow = [Sx, 0 | 1, Sx];
-/**
- * One turn: `[index (1-based), prompt, status, final_text, reason, duration_ms, tokens,
- * cost_usd|null, tool calls, skill activations, skills listed|null, session_id, engine error]`.
- */
-export type TurnRow = [number, Sx, Sx, Sx, Sx, number, Usage4, number | null, ToolRow[], ActivationRow[], Sx[] | null, Sx, Sx];
+/** One turn, with named fields (result.json's turn, the transcript's tool outputs and engine error). */
+export interface TurnRow {
+  /** 1-based. */
+  index: number;
+  prompt: Sx;
+  /** `completed`, `failed`, `skipped` or `error`. */
+  status: Sx;
+  /** The turn's final answer (`final_text`). */
+  final: Sx;
+  reason: Sx;
+  /** Milliseconds. */
+  durationMs: number;
+  tokens: Usage4;
+  /** USD, null when not reported. */
+  costUsd: number | null;
+  toolCalls: ToolRow[];
+  activations: ActivationRow[];
+  /** Skills the engine offered the model in this turn; null when not observable. */
+  skillsListed: Sx[] | null;
+  sessionId: Sx;
+  /** The engine's error of this turn, from its transcript. */
+  error: Sx;
+}
 /**
  * What a case's details show of one job: `[job id, attempts, started_at, tokens,
  * engine_duration_ms, final_message, skills installed, skills offered|null, skill activations,
@@ -166,21 +184,21 @@ export function buildReportData(doc: ResultDoc, engineOrder: string[], transcrip
         tt && tt.toolCalls.length >= t.tool_calls.length
           ? tt.toolCalls
           : t.tool_calls.map((c) => ({ name: c.name, input: c.input, ...('is_error' in c && c.is_error ? { isError: true } : {}) }));
-      return [
-        t.index,
-        T(t.prompt),
-        S(t.status),
-        T(t.final_text),
-        T(t.reason),
-        t.duration_ms,
-        usage(t.tokens),
-        t.cost_usd ?? null,
-        calls.map((c): ToolRow => [S(c.name), S(clip(inputText(c.input), LIMITS.toolInput)), c.isError ? 1 : 0, c.output === undefined ? -1 : S(clip(c.output, LIMITS.toolOutput))]),
-        acts(t.skill_activations),
-        t.skills_listed ? t.skills_listed.map(S) : null,
-        t.session_id ?? -1,
-        S(tt?.error),
-      ];
+      return {
+        index: t.index,
+        prompt: T(t.prompt),
+        status: S(t.status),
+        final: T(t.final_text),
+        reason: T(t.reason),
+        durationMs: t.duration_ms,
+        tokens: usage(t.tokens),
+        costUsd: t.cost_usd ?? null,
+        toolCalls: calls.map((c): ToolRow => [S(c.name), S(clip(inputText(c.input), LIMITS.toolInput)), c.isError ? 1 : 0, c.output === undefined ? -1 : S(clip(c.output, LIMITS.toolOutput))]),
+        activations: acts(t.skill_activations),
+        skillsListed: t.skills_listed ? t.skills_listed.map(S) : null,
+        sessionId: t.session_id ?? -1,
+        error: S(tt?.error),
+      };
     });
     const detail: DetailRow = [
       job.id,

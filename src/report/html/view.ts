@@ -12,11 +12,12 @@ import { chart, round, type ChartView, type Row } from './chart.js';
 import { fmtDate, fmtInt, fmtMs, fmtP, fmtPct, fmtPts, fmtTokens, fmtUsd } from './format.js';
 import type { Stats } from './stats.js';
 import { armCost, costByArm, costTotal, formatCost } from '../../cost/totals.js';
+import { armDifferences, type ArmDifference } from './arms.js';
+import type { Variant } from '../../engine/types.js';
 
 export { runStats, type Stats } from './stats.js';
-export { CHART_W, CHART_WIDE_W, type ChartBar, type ChartView } from './chart.js';
+export { type ChartView } from './chart.js';
 
-type Variant = 'with_skill' | 'without_skill';
 const VARIANTS: Variant[] = ['with_skill', 'without_skill'];
 
 /** Engine names in display order: result.json's `engines`, then any engine only seen in `jobs`. */
@@ -121,6 +122,8 @@ export interface ReportView {
   /** Table head: engines with the variants run. */
   table: { engines: string[]; baseline: boolean; colspan: number };
   statsSource: string;
+  /** Cases whose two arms were offered different tools or permission modes (skill tools aside; ./arms.ts). */
+  armDifferences: ArmDifference[];
 }
 
 const VERDICT: Record<UpliftJson['verdict'], [string, string]> = {
@@ -247,5 +250,6 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
       : [],
     table: { engines, baseline, colspan: 1 + engines.length * (baseline ? 3 : 1) + 2 },
     statsSource: stats.source === 'summary' ? 'from result.json summary' : 'computed from the jobs',
+    armDifferences: armDifferences(doc),
   };
 }

@@ -13,6 +13,14 @@
   'use strict';
 
   /** @typedef {[number, number, 0|1, number, 0|1|2|3, number, number, number|null, number, any[], 1?]} Job */
+  // The fields of a Job row (src/report/html/data.ts JobRow), by name: a job is an array to keep the page small.
+  const J_CASE = 0, J_ENGINE = 1, J_VARIANT = 2, J_TRIAL = 3, J_STATUS = 4, J_MS = 5, J_TOKENS = 6, J_COST = 7, J_REASON = 8, J_DETAIL = 9, J_ESTIMATED = 10;
+  /**
+   * One turn (src/report/html/data.ts TurnRow); strings are indexes into D.s.
+   * @typedef {{index: number, prompt: number, status: number, final: number, reason: number, durationMs: number,
+   *   tokens: number[], costUsd: number|null, toolCalls: any[][], activations: number[][], skillsListed: number[]|null,
+   *   sessionId: number|string, error: number}} TurnRow
+   */
 
   const dataEl = document.getElementById('data');
   /** @type {{v: number, s: string[], e: string[], c: string[], vs: (0|1)[], j: Job[]}} */
@@ -100,14 +108,14 @@
     mask: [0, 0], delta: [], dur: [null, null], tok: [null, null], durAll: null, tokAll: null, flaky: false,
     row: null, detail: null, open: false,
   }));
-  for (const j of D.j) cases[j[0]].cells[j[1]][j[2]].push(j);
+  for (const j of D.j) cases[j[J_CASE]].cells[j[J_ENGINE]][j[J_VARIANT]].push(j);
 
   /** @param {number[]} xs */
   const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
   /** Pass rate over graded trials (errors and skips excluded, as in the stats stage). @param {Job[]} jobs */
   function rate(jobs) {
     let p = 0, g = 0;
-    for (const j of jobs) if (j[4] <= 1) { g++; if (j[4] === 0) p++; }
+    for (const j of jobs) if (j[J_STATUS] <= 1) { g++; if (j[J_STATUS] === 0) p++; }
     return g ? p / g : null;
   }
   for (const c of cases) {
@@ -120,11 +128,11 @@
         jobs.sort((a, b) => a[3] - b[3]);
         let p = 0, f = 0;
         for (const j of jobs) {
-          c.mask[v] |= 1 << j[4];
-          dur[v].push(j[5]);
-          tok[v].push(j[6]);
-          if (j[4] === 0) p++;
-          if (j[4] === 1) f++;
+          c.mask[v] |= 1 << j[J_STATUS];
+          dur[v].push(j[J_MS]);
+          tok[v].push(j[J_TOKENS]);
+          if (j[J_STATUS] === 0) p++;
+          if (j[J_STATUS] === 1) f++;
         }
         if (p && f) c.flaky = true;
       });
@@ -140,13 +148,13 @@
   // ---- table rows ----
   /** @param {Job} j */
   function jobTitle(j) {
-    const reason = str(j[8]);
-    return D.e[j[1]] + ' · ' + VNAME[j[2]] + ' · run-' + j[3] + ': ' + STATUS[j[4]] + (reason ? ' — ' + (reason.length > 300 ? reason.slice(0, 300) + '…' : reason) : '');
+    const reason = str(j[J_REASON]);
+    return D.e[j[J_ENGINE]] + ' · ' + VNAME[j[J_VARIANT]] + ' · run-' + j[J_TRIAL] + ': ' + STATUS[j[J_STATUS]] + (reason ? ' — ' + (reason.length > 300 ? reason.slice(0, 300) + '…' : reason) : '');
   }
   /** @param {Job[]} jobs */
   function frac(jobs) {
     let p = 0, g = 0;
-    for (const j of jobs) if (j[4] <= 1) { g++; if (j[4] === 0) p++; }
+    for (const j of jobs) if (j[J_STATUS] <= 1) { g++; if (j[J_STATUS] === 0) p++; }
     return p + '/' + g;
   }
   /** @param {number|null} d */
@@ -180,11 +188,11 @@
         else {
           const sqs = h('span', 'sqs');
           for (const j of jobs) {
-            const sq = h('span', 'sq s-' + STATUS[j[4]], SYM[j[4]]);
+            const sq = h('span', 'sq s-' + STATUS[j[J_STATUS]], SYM[j[J_STATUS]]);
             sq.title = jobTitle(j);
             sq.dataset.e = String(ei);
             sq.dataset.v = String(v);
-            sq.dataset.t = String(j[3]);
+            sq.dataset.t = String(j[J_TRIAL]);
             sqs.append(sq);
           }
           td.append(sqs, h('span', 'frac', frac(jobs)));
@@ -203,7 +211,7 @@
 
   // ---- case details (built when a case is first opened) ----
   /** @param {any[]} d the job's DetailRow */
-  const turnsOf = (d) => /** @type {any[][]} */ (d[10]);
+  const turnsOf = (d) => /** @type {TurnRow[]} */ (d[10]);
 
   /** @param {string} text */
   function prettyJson(text) {
@@ -256,9 +264,9 @@
     return det;
   }
 
-  /** @param {any[]} t a TurnRow @param {number} nTurns */
+  /** @param {TurnRow} t @param {number} nTurns */
   function turnNode(t, nTurns) {
-    const [idx, , statusS, finalS, reasonS, durMs, usage, cost, calls, acts, listed, , errS] = t;
+    const { index: idx, status: statusS, final: finalS, reason: reasonS, durationMs: durMs, tokens: usage, costUsd: cost, toolCalls: calls, activations: acts, skillsListed: listed, error: errS } = t;
     const status = str(statusS);
     const head = h('div', 'turn-h',
       h('span', 'turn-n', nTurns > 1 ? 'Turn ' + idx : 'Transcript'),
@@ -268,8 +276,8 @@
     const n = h('div', 'turn', head);
     if (nTurns > 1) {
       // The full prompt is at the top of the case; here one line says which turn this is.
-      const u = h('div', 'turn-prompt', h('span', 'lbl', 'user'), ' ', str(t[1]));
-      u.title = str(t[1]);
+      const u = h('div', 'turn-prompt', h('span', 'lbl', 'user'), ' ', str(t.prompt));
+      u.title = str(t.prompt);
       n.append(u);
     }
     if (listed && nTurns > 1) n.append(h('div', 'listed muted', 'skills offered to the model: ', listed.length ? listed.map(str).join(', ') : 'none'));
@@ -290,19 +298,19 @@
 
   /** @param {Job} j */
   function jobNode(j) {
-    const d = j[9];
+    const d = j[J_DETAIL];
     const [, attempts, startedS, usage, , finalS, installed, offered, acts, asserts, turns, outDirS, artifacts] = d;
-    const st = j[4];
+    const st = j[J_STATUS];
     const n = h('div', 'job');
     const meta = h('div', 'jmeta',
       h('span', 'badge s-' + STATUS[st], SYM[st] + ' ' + STATUS[st]),
-      kv('time', fmtMs(j[5])),
-      kv('tokens', fmtTokens(j[6]), usageTitle(usage)),
-      j[7] != null ? kv('cost', j[10] ? '~' + fmtUsd(j[7]) + ' (estimated)' : fmtUsd(j[7])) : null,
+      kv('time', fmtMs(j[J_MS])),
+      kv('tokens', fmtTokens(j[J_TOKENS]), usageTitle(usage)),
+      j[J_COST] != null ? kv('cost', j[J_ESTIMATED] ? '~' + fmtUsd(j[J_COST]) + ' (estimated)' : fmtUsd(j[J_COST])) : null,
       attempts > 1 ? kv('attempts', attempts) : null,
       h('span', 'muted', fmtDate(str(startedS))));
     n.append(meta);
-    if (j[8] >= 0) n.append(h('div', 'reason' + (st === 2 ? ' bad' : ''), str(j[8])));
+    if (j[J_REASON] >= 0) n.append(h('div', 'reason' + (st === 2 ? ' bad' : ''), str(j[J_REASON])));
     n.append(h('div', 'skills',
       h('span', 'k', 'installed'), chips(installed),
       offered ? [h('span', 'k', 'offered'), chips(offered)] : null,
@@ -342,7 +350,7 @@
     tabs.setAttribute('role', 'tablist');
     const pane = h('div', 'pane');
     pane.setAttribute('role', 'tabpanel');
-    let sel = Math.max(0, jobs.findIndex((j) => j[3] === trial));
+    let sel = Math.max(0, jobs.findIndex((j) => j[J_TRIAL] === trial));
     /** @type {HTMLElement[]} */
     const btns = [];
     /** @param {number} k */
@@ -352,7 +360,7 @@
       pane.replaceChildren(jobNode(jobs[k]));
     };
     jobs.forEach((j, k) => {
-      const b = h('button', 'tab s-' + STATUS[j[4]], h('span', 'sym', SYM[j[4]]), ' run-' + j[3]);
+      const b = h('button', 'tab s-' + STATUS[j[J_STATUS]], h('span', 'sym', SYM[j[J_STATUS]]), ' run-' + j[J_TRIAL]);
       b.setAttribute('type', 'button');
       b.setAttribute('role', 'tab');
       b.title = jobTitle(j);
@@ -374,10 +382,10 @@
     // The prompt(s): the same for every job of a case; take the job with the most turns.
     /** @type {Job|null} */
     let longest = null;
-    for (const byV of c.cells) for (const jobs of byV) for (const j of jobs) if (!longest || turnsOf(j[9]).length > turnsOf(longest[9]).length) longest = j;
-    const turns = longest ? turnsOf(longest[9]) : [];
+    for (const byV of c.cells) for (const jobs of byV) for (const j of jobs) if (!longest || turnsOf(j[J_DETAIL]).length > turnsOf(longest[J_DETAIL]).length) longest = j;
+    const turns = longest ? turnsOf(longest[J_DETAIL]) : [];
     const prompts = h('div', 'prompts');
-    turns.forEach((t) => prompts.append(h('div', 'say user', h('div', 'lbl', turns.length > 1 ? 'Turn ' + t[0] + ' · user' : 'Prompt'), h('div', 'pre', str(t[1])))));
+    turns.forEach((t) => prompts.append(h('div', 'say user', h('div', 'lbl', turns.length > 1 ? 'Turn ' + t.index + ' · user' : 'Prompt'), h('div', 'pre', str(t.prompt)))));
     body.append(prompts);
     c.cells.forEach((byV, ei) => {
       if (!byV[0].length && !byV[1].length) return;
