@@ -194,7 +194,7 @@ describe('opencode adapter (pure parts)', () => {
       autoupdate: false,
       share: 'disabled',
       snapshot: false,
-      permission: 'allow',
+      permission: { '*': 'allow', skill: { '*': 'allow', 'customize-opencode': 'deny' } },
       provider: {
         skillup: {
           npm: '@ai-sdk/openai-compatible',

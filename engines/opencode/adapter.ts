@@ -61,20 +61,28 @@ export function opencodeModel(engine: EngineConfig): string | undefined {
  * - otherwise: `model` from `engine.model` and, with `engine.model.baseUrl`, that provider's
  *   `options.baseURL`; credentials stay in the environment, where OpenCode reads them;
  * - always: `autoupdate: false`, `share: "disabled"`, `snapshot: false` (no git snapshot of the
- *   workspace at every step), `permission: "allow"` (every tool may run, workspace writes
- *   included, on every turn), and with `maxSteps > 0` `agent.build.steps = maxSteps + 1`:
+ *   workspace at every step), `permission: {"*": "allow"}` (every tool may run, workspace writes
+ *   included, on every turn) with the built-in skills denied (hidden from the listing), and with `maxSteps > 0` `agent.build.steps = maxSteps + 1`:
  *   OpenCode's last allowed step is a forced text-only answer (it appends "CRITICAL - MAXIMUM
  *   STEPS REACHED" and the scripted server then offers no tool), so the agent gets `maxSteps`
  *   ordinary model calls, like Claude Code's `--max-turns`, and a run that used the extra
  *   step is reported as `max turns reached` (`OpencodeSummary.error`).
  */
+/** Skills OpenCode always lists (built into the binary); hidden so the model's listing holds only the skills under test. */
+export const BUILTIN_SKILLS = ['customize-opencode'] as const;
+
+/** `permission.skill` entries that hide the built-in skills (OpenCode: a `deny`ed skill is not listed), except any of the same name under test. */
+function hiddenBuiltinSkills(ctx: EngineContext): Record<string, 'deny'> {
+  return Object.fromEntries(BUILTIN_SKILLS.filter((s) => !ctx.installedSkills.includes(s)).map((s) => [s, 'deny']));
+}
+
 export function buildOpencodeConfig(ctx: EngineContext, maxSteps: number): Record<string, unknown> {
   const cfg: Record<string, unknown> = {
     $schema: 'https://opencode.ai/config.json',
     autoupdate: false,
     share: 'disabled',
     snapshot: false,
-    permission: 'allow',
+    permission: { '*': 'allow', skill: { '*': 'allow', ...hiddenBuiltinSkills(ctx) } },
   };
   const model = opencodeModel(ctx.engine);
   if (isScripted(ctx.engine)) {
