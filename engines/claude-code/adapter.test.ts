@@ -7,122 +7,17 @@
  * cannot be had, the tests FAIL with the reason: they are never skipped.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CaseSpec, EngineConfig } from '../../src/config/types.js';
-import type { EngineContext, TranscriptTurn } from '../../src/engine/types.js';
-import { parseModelScript } from '../../src/model/script.js';
-import { startModelServer, type ModelServer } from '../../src/model/server.js';
-import { buildClaudeArgs, buildClaudeEnv, claudeCodeAdapter, decideError, normaliseAnthropicBaseUrl } from './adapter.js';
+import { describe, expect, it } from 'vitest';
+import { buildClaudeArgs, buildClaudeEnv, decideError, normaliseAnthropicBaseUrl } from './adapter.js';
 import { parseStreamJson } from './parse.js';
-import { adapterTestCase } from '../../test/support/engine.js';
-
-const VERSION = '2.1.332';
-
-const SCRIPT = `
-rules:
-  - name: fail
-    when: { prompt_contains: "please fail" }
-    error: { status: 500, message: "scripted failure for the adapter test" }
-  - name: slow
-    when: { prompt_contains: "be slow" }
-    delay_ms: 120000
-    reply: [ { say: "too late" } ]
-  - name: load-skill
-    when: { prompt_contains: "greet", skill_listed: hello, skill_loaded: false }
-    reply: [ { use_skill: hello } ]
-  - name: after-skill
-    when: { skill_loaded: hello }
-    reply:
-      - { write_file: { path: greeting.txt, content: "Hello, World!\\n" } }
-      - { say: "Greeted as the skill says." }
-  - name: write
-    when: { prompt_contains: "write hello" }
-    reply:
-      - { write_file: { path: hello.txt, content: "hi\\n" } }
-      - { say: "Wrote hello.txt" }
-  - name: loop
-    when: { prompt_contains: "loop forever" }
-    reply:
-      - { run: "true" }
-      - { run: "true" }
-      - { run: "true" }
-      - { say: "never reached" }
-  - name: second-turn
-    when: { turn: 2 }
-    reply: [ { say: "Turn {{turn}}: earlier I wrote hello.txt." } ]
-  - reply: [ { say: "I don't know how to do that." } ]
-`;
-
-const SKILL_MD = `---
-name: hello
-description: Greets the user warmly. Use when the user asks for a greeting.
----
-# Hello
-Write greeting.txt with "Hello, World!".
-`;
-
-let server: ModelServer;
-let root: string;
-let binPath: string;
-
-const engine = (over: Partial<EngineConfig> = {}): EngineConfig => ({
-  name: 'claude_code',
-  displayName: 'claude_code',
-  version: VERSION,
-  model: { provider: 'scripted' },
-  kwargs: {},
-  ...over,
-});
-
-const caseSpec = (maxTurns = 10): CaseSpec => adapterTestCase('claude-adapter-test', maxTurns);
-
-let jobs = 0;
-async function makeCtx(opts: { skill?: boolean; maxTurns?: number; signal?: AbortSignal; engine?: EngineConfig } = {}): Promise<EngineContext> {
-  const dir = join(root, `job-${++jobs}`);
-  const ctx: EngineContext = {
-    engine: opts.engine ?? engine(),
-    case: caseSpec(opts.maxTurns),
-    variant: opts.skill ? 'with_skill' : 'without_skill',
-    trial: 1,
-    workspace: join(dir, 'workspace'),
-    homeDir: join(dir, 'home'),
-    outputDir: join(dir, 'out'),
-    installedSkills: opts.skill ? ['hello'] : [],
-    baseEnv: { PATH: process.env.PATH, LANG: 'C.UTF-8' },
-    signal: opts.signal ?? new AbortController().signal,
-    deadline: Infinity,
-    modelBaseUrl: server.url,
-  };
-  await mkdir(ctx.workspace, { recursive: true });
-  if (opts.skill) {
-    await mkdir(join(ctx.workspace, '.claude/skills/hello'), { recursive: true });
-    await writeFile(join(ctx.workspace, '.claude/skills/hello/SKILL.md'), SKILL_MD);
-  }
-  return ctx;
-}
-
-async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 60_000, sessionId?: string, index = 1): Promise<TranscriptTurn> {
-  const prepared = await claudeCodeAdapter.prepare(ctx);
-  return claudeCodeAdapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [prompt], timeoutMs });
-}
-
+import type { EngineConfig } from '../../src/config/types.js';
+import type { EngineContext } from '../../src/engine/types.js';
+import { engineConfig, procResult, pureCtx, realEngineHarness } from '../../test/support/engine.js';
 
 describe('claude_code adapter (real binary, scripted model)', () => {
-  beforeAll(async () => {
-    // The global set-up (test/setup/claude.ts) installs the pinned binary and sets this.
-    binPath = process.env.SKILL_UP_CLAUDE_CODE_BIN ?? '';
-    if (!binPath) throw new Error('SKILL_UP_CLAUDE_CODE_BIN is not set: run the tests through vitest.config.ts (its global set-up installs Claude Code)');
-    server = await startModelServer({ script: parseModelScript(SCRIPT, 'adapter-test-script.yaml') });
-    root = await mkdtemp(join(tmpdir(), 'skill-up-claude-test-'));
-  }, 600_000);
-
-  afterAll(async () => {
-    await server?.close();
-    if (root) await rm(root, { recursive: true, force: true });
-  });
+  const { makeCtx, oneTurn, resumedPair } = realEngineHarness('claude_code');
 
   it('one turn that writes a file', async () => {
     const ctx = await makeCtx();
@@ -155,20 +50,7 @@ describe('claude_code adapter (real binary, scripted model)', () => {
 
   it('two turns: the second resumes the first session', async () => {
     const ctx = await makeCtx();
-    const prepared = await claudeCodeAdapter.prepare(ctx);
-    const t1 = await claudeCodeAdapter.runTurn(ctx, prepared, { index: 1, prompt: 'write hello please', history: ['write hello please'], timeoutMs: 60_000 });
-    expect(t1.error).toBeUndefined();
-    const t2 = await claudeCodeAdapter.runTurn(ctx, prepared, {
-      index: 2,
-      prompt: 'What did you do?',
-      sessionId: t1.sessionId,
-      history: ['write hello please', 'What did you do?'],
-      timeoutMs: 60_000,
-    });
-    expect(t2.error).toBeUndefined();
-    expect(t2.sessionId).toBe(t1.sessionId);
-    expect(t2.finalText).toBe('Turn 2: earlier I wrote hello.txt.');
-    expect(t2.toolCalls).toEqual([]);
+    const { t1, t2 } = await resumedPair(ctx);
     expect(t2.rawFiles).toEqual(['outputs/turn-2.stream.jsonl', 'outputs/turn-2.stderr.txt']);
     // Per-turn figures, although claude's total_cost_usd is cumulative over the session.
     const raw2 = parseStreamJson(await readFile(join(ctx.outputDir, t2.rawFiles[0]!), 'utf8'));
@@ -186,22 +68,10 @@ describe('claude_code adapter (real binary, scripted model)', () => {
 });
 
 describe('claude_code adapter (pure parts)', () => {
-  const baseCtx = (over: Partial<EngineContext> = {}): EngineContext => ({
-    engine: engine(),
-    case: caseSpec(),
-    variant: 'with_skill',
-    trial: 1,
-    workspace: '/w',
-    homeDir: '/h',
-    outputDir: '/o',
-    installedSkills: [],
-    baseEnv: { PATH: '/usr/bin', ANTHROPIC_API_KEY: 'sk-real', ANTHROPIC_AUTH_TOKEN: 'tok', ANTHROPIC_BASE_URL: 'https://proxy.example' },
-    signal: new AbortController().signal,
-    deadline: Infinity,
-    modelBaseUrl: 'http://127.0.0.1:1234/',
-    ...over,
-  });
-
+  const engine = (over: Partial<EngineConfig> = {}) => engineConfig('claude_code', over);
+  // No job id: the scripted key falls back to `dummy`.
+  const baseCtx = (over: Partial<EngineContext> = {}) =>
+    pureCtx('claude_code', { PATH: '/usr/bin', ANTHROPIC_API_KEY: 'sk-real', ANTHROPIC_AUTH_TOKEN: 'tok', ANTHROPIC_BASE_URL: 'https://proxy.example' }, { jobId: undefined, ...over });
   it('argv: the documented flags, prompt last behind --, optional model and resume', () => {
     expect(buildClaudeArgs({ prompt: 'hi', maxTurns: 5 })).toEqual({
       args: ['-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--max-turns', '5', '--', 'hi'],
@@ -249,15 +119,11 @@ describe('claude_code adapter (pure parts)', () => {
     expect(normaliseAnthropicBaseUrl('http://h/api')).toBe('http://h/api');
   });
 
-  it('error precedence: start failure, timeout, cancel, stream error, exit code, missing result', () => {
+  it('its error facts: a result line completes the turn, none is a protocol error; the stream’s error wins over the exit code', () => {
     const ok = parseStreamJson('{"type":"result","is_error":false,"result":"x","session_id":"s"}');
-    const none = parseStreamJson('');
-    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1, stdoutBytes: 0, stderrBytes: 0 };
-    expect(decideError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
-    expect(decideError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
-    expect(decideError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
-    expect(decideError({ ...base, exitCode: 1 }, none, 1000, 'Error: boom\n')).toEqual({ kind: 'crash', message: 'exited with code 1: Error: boom' });
-    expect(decideError(base, none, 1000, '')?.kind).toBe('protocol');
-    expect(decideError(base, ok, 1000, '')).toBeUndefined();
+    const maxTurns = parseStreamJson('{"type":"result","is_error":true,"terminal_reason":"max_turns","num_turns":3,"session_id":"s"}');
+    expect(decideError(procResult(), ok, 1000, '')).toBeUndefined();
+    expect(decideError(procResult(), parseStreamJson(''), 1000, '')).toEqual({ kind: 'protocol', message: 'claude exited 0 without a "result" line in its stream-json output' });
+    expect(decideError(procResult({ exitCode: 1 }), maxTurns, 1000, 'x')).toEqual({ kind: 'protocol', message: 'max turns reached (3)' });
   });
 });

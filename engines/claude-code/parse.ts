@@ -23,6 +23,25 @@
  * (`parseStreamJson`); it never touches the file system.
  */
 import type { EngineError, SkillActivation, TokenUsage, ToolCall } from '../../src/engine/types.js';
+import {
+  DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+  JsonLinesParser,
+  ToolCallLog,
+  addUsage,
+  anthropicUsage,
+  firstString,
+  isObj,
+  num,
+  parseLines,
+  settleToolResults,
+  roundUsd,
+  skillActivationsOf,
+  skillOfSkillMd,
+  str,
+  strings,
+  zeroUsage,
+  type Json,
+} from '../../src/engine/parse-common.js';
 
 /** Options for parsing one invocation's output. */
 export interface ParseOptions {
@@ -96,22 +115,6 @@ export interface ClaudeStreamSummary {
   error?: EngineError;
 }
 
-type Json = Record<string, unknown>;
-
-const SKILL_MD = /(?:^|[\\/])skills[\\/]([^\\/]+)[\\/]SKILL\.md$/;
-
-function isObj(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-}
-function roundUsd(v: number): number {
-  return Math.round(v * 1e10) / 1e10;
-}
 
 /** Text of a `tool_result.content`: a string, or the text blocks of an array joined by newlines. */
 export function toolResultText(content: unknown): string {
@@ -126,14 +129,12 @@ export function toolResultText(content: unknown): string {
 }
 
 /** Incremental parser: `push` each stdout line, then `finish`. */
-export class StreamJsonParser {
-  private readonly opts: ParseOptions;
+export class StreamJsonParser extends JsonLinesParser<ClaudeStreamSummary, ParseOptions> {
   private init?: Json;
   private result?: Json;
   private anySessionId?: string;
   private firstModel?: string;
-  private readonly calls: { id?: string; call: ToolCall }[] = [];
-  private readonly callById = new Map<string, ToolCall>();
+  private readonly tools = new ToolCallLog();
   /** Per assistant message id: last snapshot usage (for the no-result fallback). */
   private readonly msgUsage = new Map<string, TokenUsage>();
   /** Text blocks of the last top-level assistant message. */
@@ -141,27 +142,9 @@ export class StreamJsonParser {
   private lastMsgText: string[] = [];
   private apiErrorText?: string;
   private apiRetries = 0;
-  private badLines = 0;
 
-  constructor(opts: ParseOptions = {}) {
-    this.opts = opts;
-  }
-
-  /** Consumes one line (blank lines and non-JSON lines are counted and skipped). */
-  push(line: string): void {
-    const trimmed = line.trim();
-    if (trimmed === '') return;
-    let d: unknown;
-    try {
-      d = JSON.parse(trimmed);
-    } catch {
-      this.badLines++;
-      return;
-    }
-    if (!isObj(d)) {
-      this.badLines++;
-      return;
-    }
+  /** One line's object (blank lines are skipped; non-JSON lines are counted in `badLines`). */
+  protected onObject(d: Json): void {
     const sid = str(d.session_id);
     if (sid && !this.anySessionId) this.anySessionId = sid;
     switch (d.type) {
@@ -173,7 +156,7 @@ export class StreamJsonParser {
         this.onAssistant(d);
         break;
       case 'user':
-        this.onUser(d);
+        settleToolResults(this.tools, d, toolResultText, this.opts.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS);
         break;
       case 'result':
         this.result = d;
@@ -199,13 +182,7 @@ export class StreamJsonParser {
         .trim();
       this.apiErrorText = text || str(d.error) || 'API error';
     } else if (id && isObj(msg.usage)) {
-      const u = msg.usage;
-      this.msgUsage.set(id, {
-        input: num(u.input_tokens) ?? 0,
-        output: num(u.output_tokens) ?? 0,
-        cacheRead: num(u.cache_read_input_tokens) ?? 0,
-        cacheWrite: num(u.cache_creation_input_tokens) ?? 0,
-      });
+      this.msgUsage.set(id, anthropicUsage(msg.usage));
     }
     if (topLevel && id !== this.lastMsgId) {
       this.lastMsgId = id;
@@ -217,27 +194,8 @@ export class StreamJsonParser {
         const t = str(b.text);
         if (t) this.lastMsgText.push(t);
       } else if (b.type === 'tool_use') {
-        const call: ToolCall = { name: str(b.name) ?? '', input: b.input ?? {} };
-        const callId = str(b.id);
-        if (callId && this.callById.has(callId)) continue; // the same block repeated
-        this.calls.push({ id: callId, call });
-        if (callId) this.callById.set(callId, call);
+        this.tools.add(str(b.id), { name: str(b.name) ?? '', input: b.input ?? {} }); // a repeated block is dropped
       }
-    }
-  }
-
-  private onUser(d: Json): void {
-    const msg = isObj(d.message) ? d.message : undefined;
-    const content = msg && Array.isArray(msg.content) ? msg.content : [];
-    for (const b of content) {
-      if (!isObj(b) || b.type !== 'tool_result') continue;
-      const call = this.callById.get(str(b.tool_use_id) ?? '');
-      if (!call) continue;
-      const max = this.opts.maxToolOutputChars ?? 100_000;
-      let text = toolResultText(b.content);
-      if (text.length > max) text = `${text.slice(0, max)}\n… [truncated ${text.length - max} characters]`;
-      call.output = text;
-      call.isError = b.is_error === true;
     }
   }
 
@@ -245,45 +203,30 @@ export class StreamJsonParser {
   finish(): ClaudeStreamSummary {
     const init = this.init;
     const r = this.result;
-    const toolCalls = this.calls.map((c) => c.call);
+    const toolCalls = [...this.tools.calls];
 
-    const skillActivations: SkillActivation[] = [];
-    for (const c of toolCalls) {
-      if (c.isError) continue;
-      const input = isObj(c.input) ? c.input : {};
+    const skillActivations = skillActivationsOf(toolCalls, (c, input) => {
       if (c.name === 'Skill') {
-        const skill = (str(input.skill) ?? str(input.command) ?? str(input.name) ?? '').replace(/^\//, '').trim();
-        if (skill) skillActivations.push({ skill, via: 'Skill tool' });
-      } else if (c.name === 'Read') {
-        const m = SKILL_MD.exec(str(input.file_path) ?? str(input.path) ?? '');
-        if (m) skillActivations.push({ skill: m[1]!, via: 'read SKILL.md' });
+        const skill = (firstString(input, ['skill', 'command', 'name']) ?? '').replace(/^\//, '').trim();
+        return skill ? { skill, via: 'Skill tool' } : undefined;
       }
-    }
+      const skill = c.name === 'Read' ? skillOfSkillMd(firstString(input, ['file_path', 'path']) ?? '', { underSkills: true }) : undefined;
+      return skill ? { skill, via: 'read SKILL.md' } : undefined;
+    });
 
     let skillsListed: string[] | undefined;
     if (init && Array.isArray(init.skills)) {
-      const local = new Set(Array.isArray(init.terminal_slash_commands) ? init.terminal_slash_commands.filter((s) => typeof s === 'string') : []);
+      const local = new Set(strings(init.terminal_slash_commands) ?? []);
       skillsListed = init.skills.filter((s): s is string => typeof s === 'string' && !local.has(s));
     }
 
-    let usage: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    let usage: TokenUsage = zeroUsage();
     let usageSource: ClaudeStreamSummary['usageSource'] = 'none';
     if (r && isObj(r.usage)) {
-      const u = r.usage;
-      usage = {
-        input: num(u.input_tokens) ?? 0,
-        output: num(u.output_tokens) ?? 0,
-        cacheRead: num(u.cache_read_input_tokens) ?? 0,
-        cacheWrite: num(u.cache_creation_input_tokens) ?? 0,
-      };
+      usage = anthropicUsage(r.usage);
       usageSource = 'result';
     } else if (this.msgUsage.size > 0) {
-      for (const u of this.msgUsage.values()) {
-        usage.input += u.input;
-        usage.output += u.output;
-        usage.cacheRead += u.cacheRead;
-        usage.cacheWrite += u.cacheWrite;
-      }
+      for (const u of this.msgUsage.values()) addUsage(usage, u);
       usageSource = 'messages';
     }
 
@@ -308,7 +251,7 @@ export class StreamJsonParser {
       toolCalls,
       skillActivations,
       skillsListed,
-      ...(init && Array.isArray(init.tools) ? { toolsOffered: init.tools.filter((t): t is string => typeof t === 'string') } : {}),
+      ...(init && Array.isArray(init.tools) ? { toolsOffered: strings(init.tools) } : {}),
       ...(init && str(init.permissionMode) ? { permissionMode: str(init.permissionMode) } : {}),
       usage,
       usageSource,
@@ -363,6 +306,5 @@ export function parseStreamJson(text: string, opts: ParseOptions = {}): ClaudeSt
       /* JSON lines: parse line by line */
     }
   }
-  for (const line of text.split('\n')) p.push(line);
-  return p.finish();
+  return parseLines(p, text);
 }

@@ -7,127 +7,21 @@
  * had, the tests FAIL with the reason: they are never skipped.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CaseSpec, EngineConfig } from '../../src/config/types.js';
-import type { EngineContext, TranscriptTurn } from '../../src/engine/types.js';
-import { parseModelScript } from '../../src/model/script.js';
-import { startModelServer, type ModelServer } from '../../src/model/server.js';
+import { describe, expect, it } from 'vitest';
+import type { EngineConfig } from '../../src/config/types.js';
+import type { EngineContext } from '../../src/engine/types.js';
 import { buildCodexArgs, buildCodexConfig, buildCodexEnv, codexAdapter, codexBaseUrl, decideError } from './adapter.js';
 import { parseCodexJson } from './parse.js';
-import { adapterTestCase, processesIn } from '../../test/support/engine.js';
+import { engineConfig, procResult, processesIn, pureCtx, realEngineHarness } from '../../test/support/engine.js';
 
-const VERSION = '0.171.0';
-
-const SCRIPT = `
-rules:
-  - name: fail
-    when: { prompt_contains: "please fail" }
-    error: { status: 500, message: "scripted failure for the adapter test" }
-  - name: bad-request
-    when: { prompt_contains: "bad request" }
-    error: { status: 400, message: "scripted bad request" }
-  - name: slow
-    when: { prompt_contains: "be slow" }
-    delay_ms: 120000
-    reply: [ { say: "too late" } ]
-  - name: load-skill
-    when: { prompt_contains: "greet", skill_listed: hello, skill_loaded: false }
-    reply: [ { use_skill: hello } ]
-  - name: after-skill
-    when: { skill_loaded: hello }
-    reply:
-      - { write_file: { path: greeting.txt, content: "Hello, World!\\n" } }
-      - { say: "Greeted as the skill says." }
-  - name: write
-    when: { prompt_contains: "write hello" }
-    reply:
-      - { write_file: { path: hello.txt, content: "hi\\n" } }
-      - { say: "Wrote hello.txt" }
-  - name: run
-    when: { prompt_contains: "run a command" }
-    reply:
-      - { say: "Running it." }
-      - { run: "mkdir -p sub && printf 'it%s' \\"'s\\" > sub/ran.txt && cat sub/ran.txt" }
-      - { say: "Ran: {{prompt}}" }
-  - name: second-turn
-    when: { turn: 2 }
-    reply: [ { say: "Turn {{turn}}: earlier I wrote hello.txt." } ]
-  - reply: [ { say: "I don't know how to do that." } ]
-`;
-
-const SKILL_MD = `---
-name: hello
-description: Greets the user warmly. Use when the user asks for a greeting.
----
-# Hello
-Write greeting.txt with "Hello, World!".
-`;
-
-let server: ModelServer;
-let root: string;
-let binPath: string;
-
-const engine = (over: Partial<EngineConfig> = {}): EngineConfig => ({
-  name: 'codex',
-  displayName: 'codex',
-  version: VERSION,
-  model: { provider: 'scripted' },
-  kwargs: {},
-  ...over,
-});
-
-const caseSpec = (): CaseSpec => adapterTestCase('codex-adapter-test');
-
-let jobs = 0;
-async function makeCtx(opts: { skill?: boolean; skillDir?: string; signal?: AbortSignal; engine?: EngineConfig } = {}): Promise<EngineContext> {
-  const n = ++jobs;
-  const dir = join(root, `job-${n}`);
-  const ctx: EngineContext = {
-    jobId: `codex-adapter-test/job-${n}`,
-    engine: opts.engine ?? engine(),
-    case: caseSpec(),
-    variant: opts.skill ? 'with_skill' : 'without_skill',
-    trial: 1,
-    workspace: join(dir, 'workspace'),
-    homeDir: join(dir, 'home'),
-    outputDir: join(dir, 'out'),
-    installedSkills: opts.skill ? ['hello'] : [],
-    baseEnv: { PATH: process.env.PATH, LANG: 'C.UTF-8' },
-    signal: opts.signal ?? new AbortController().signal,
-    deadline: Infinity,
-    modelBaseUrl: server.url,
-  };
-  await mkdir(ctx.workspace, { recursive: true });
-  if (opts.skill) {
-    const skillDir = join(ctx.workspace, opts.skillDir ?? codexAdapter.skillDirs[0]!, 'hello');
-    await mkdir(skillDir, { recursive: true });
-    await writeFile(join(skillDir, 'SKILL.md'), SKILL_MD);
-  }
-  return ctx;
-}
-
-async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 60_000): Promise<TranscriptTurn> {
-  const prepared = await codexAdapter.prepare(ctx);
-  return codexAdapter.runTurn(ctx, prepared, { index: 1, prompt, history: [prompt], timeoutMs });
-}
-
+const engine = (over: Partial<EngineConfig> = {}): EngineConfig => engineConfig('codex', over);
 
 describe('codex adapter (real binary, scripted model)', () => {
-  beforeAll(async () => {
-    // The global set-up (test/setup/engines.ts) installs the pinned binary and sets this.
-    binPath = process.env.SKILL_UP_CODEX_BIN!;
-    if (!binPath) throw new Error('SKILL_UP_CODEX_BIN is not set: run the tests through vitest.config.ts (its global set-up installs Codex)');
-    server = await startModelServer({ script: parseModelScript(SCRIPT, 'codex-adapter-test-script.yaml') });
-    root = await mkdtemp(join(tmpdir(), 'skill-up-codex-test-'));
-  }, 600_000);
-
-  afterAll(async () => {
-    await server?.close();
-    if (root) await rm(root, { recursive: true, force: true });
-  });
+  const h = realEngineHarness('codex');
+  const { makeCtx, oneTurn, resumedPair } = h;
+  const server = () => h.server;
 
   it('one turn that writes a file through apply_patch', async () => {
     const ctx = await makeCtx();
@@ -153,9 +47,9 @@ describe('codex adapter (real binary, scripted model)', () => {
     // Isolation: codex's state went to the job's CODEX_HOME.
     expect(existsSync(join(ctx.homeDir, 'codex-home', 'sessions'))).toBe(true);
     // Each exchange was filed under the job (API key skill-up-job:<jobId>) and the thread id.
-    const byJob = server.requestsFor(ctx.jobId!);
+    const byJob = server().requestsFor(ctx.jobId!);
     expect(byJob.map((e) => e.protocol)).toEqual(['openai_responses', 'openai_responses']);
-    expect(server.requestsFor(turn.sessionId!)).toHaveLength(2);
+    expect(server().requestsFor(turn.sessionId!)).toHaveLength(2);
     expect(byJob[0]!.conversation?.engine).toBe('codex');
     expect(byJob[0]!.conversation?.cwd).toBe(ctx.workspace);
     // The raw file parses the same way offline.
@@ -189,31 +83,18 @@ describe('codex adapter (real binary, scripted model)', () => {
     expect(turn.toolCalls).toEqual([]);
     expect(turn.skillActivations).toEqual([{ skill: 'hello', via: '$skill mention' }]);
     // The pasted <skill> block is engine-injected context, not a second prompt.
-    expect(server.requestsFor(turn.sessionId!)[0]!.conversation).toMatchObject({ turn: 1, prompt: '$hello say something' });
+    expect(server().requestsFor(turn.sessionId!)[0]!.conversation).toMatchObject({ turn: 1, prompt: '$hello say something' });
   });
 
   it('two turns: the second resumes the first thread and sees it; tokens are per turn', async () => {
     const ctx = await makeCtx();
-    const prepared = await codexAdapter.prepare(ctx);
-    const t1 = await codexAdapter.runTurn(ctx, prepared, { index: 1, prompt: 'write hello please', history: ['write hello please'], timeoutMs: 60_000 });
-    expect(t1.error).toBeUndefined();
-    const t2 = await codexAdapter.runTurn(ctx, prepared, {
-      index: 2,
-      prompt: 'What did you do?',
-      sessionId: t1.sessionId,
-      history: ['write hello please', 'What did you do?'],
-      timeoutMs: 60_000,
-    });
-    expect(t2.error).toBeUndefined();
-    expect(t2.sessionId).toBe(t1.sessionId);
-    expect(t2.finalText).toBe('Turn 2: earlier I wrote hello.txt.');
-    expect(t2.toolCalls).toEqual([]);
+    const { t1, t2 } = await resumedPair(ctx);
     expect(t2.skillsListed).toEqual([]);
     expect(t2.skillActivations).toEqual([]);
     expect(readdirSync(join(ctx.homeDir, 'codex-home', 'sessions'), { recursive: true }).filter((f) => String(f).endsWith('.jsonl'))).toHaveLength(1);
     expect(t2.rawFiles).toEqual(['outputs/turn-2.jsonl', 'outputs/turn-2.stderr.txt', 'outputs/turn-2.last-message.txt']);
     // The resumed request replays turn 1 (prompt, apply_patch call and result) before turn 2's prompt.
-    const requests = server.requestsFor(t1.sessionId!);
+    const requests = server().requestsFor(t1.sessionId!);
     expect(requests).toHaveLength(3);
     expect(requests[2]!.conversation).toMatchObject({ turn: 2, prompt: 'What did you do?' });
     // Per-turn tokens although codex's counters are cumulative over the thread.
@@ -265,22 +146,8 @@ describe('codex adapter (real binary, scripted model)', () => {
 });
 
 describe('codex adapter (pure parts)', () => {
-  const baseCtx = (over: Partial<EngineContext> = {}): EngineContext => ({
-    jobId: 'case/with_skill/run-1',
-    engine: engine(),
-    case: caseSpec(),
-    variant: 'with_skill',
-    trial: 1,
-    workspace: '/w',
-    homeDir: '/h',
-    outputDir: '/o',
-    installedSkills: [],
-    baseEnv: { PATH: '/usr/bin', OPENAI_API_KEY: 'sk-real', CODEX_API_KEY: 'ck', OPENAI_BASE_URL: 'https://proxy.example/v1' },
-    signal: new AbortController().signal,
-    deadline: Infinity,
-    modelBaseUrl: 'http://127.0.0.1:1234/',
-    ...over,
-  });
+  const baseCtx = (over: Partial<EngineContext> = {}) =>
+    pureCtx('codex', { PATH: '/usr/bin', OPENAI_API_KEY: 'sk-real', CODEX_API_KEY: 'ck', OPENAI_BASE_URL: 'https://proxy.example/v1' }, over);
 
   it('argv: exec or exec resume, positionals behind --, bypass flag, big prompts on stdin', () => {
     expect(buildCodexArgs({ prompt: 'hi', lastMessageFile: '/o/l.txt' })).toEqual({ args: ['exec', '--json', '--skip-git-repo-check', '-o', '/o/l.txt', '--', 'hi'] });
@@ -338,21 +205,16 @@ describe('codex adapter (pure parts)', () => {
     expect(codexBaseUrl('https://h/api/', false)).toBe('https://h/api');
   });
 
-  it('error precedence: start failure, timeout (with codex last error), cancel, turn.failed, exit code, no turn.completed', () => {
+  it('its error facts: a timeout names codex’s last error line; turn.failed is an api error; no turn.completed is a protocol error', () => {
     const ok = parseCodexJson('{"type":"thread.started","thread_id":"t"}\n{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}');
-    const none = parseCodexJson('');
     const hang = parseCodexJson('{"type":"error","message":"Reconnecting... waiting for network (x)"}');
     const failed = parseCodexJson('{"type":"turn.failed","error":{"message":"boom"}}');
-    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1, stdoutBytes: 0, stderrBytes: 0 };
-    expect(decideError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
-    expect(decideError({ ...base, exitCode: null, timedOut: true }, hang, 1000, '')).toEqual({
+    expect(decideError(procResult({ exitCode: null, timedOut: true }), hang, 1000, '')).toEqual({
       kind: 'timeout',
       message: "timed out after 1.0 s (process group killed); codex's last error: Reconnecting... waiting for network (x)",
     });
-    expect(decideError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
-    expect(decideError({ ...base, exitCode: 1 }, failed, 1000, '')).toEqual({ kind: 'api', message: 'boom' });
-    expect(decideError({ ...base, exitCode: 1 }, none, 1000, 'Error: bad config\n')).toEqual({ kind: 'crash', message: 'exited with code 1: Error: bad config' });
-    expect(decideError(base, none, 1000, '')?.kind).toBe('protocol');
-    expect(decideError(base, ok, 1000, '')).toBeUndefined();
+    expect(decideError(procResult({ exitCode: 1 }), failed, 1000, '')).toEqual({ kind: 'api', message: 'boom' });
+    expect(decideError(procResult(), parseCodexJson(''), 1000, '')).toEqual({ kind: 'protocol', message: 'codex exited 0 without a "turn.completed" line in its --json output' });
+    expect(decideError(procResult(), ok, 1000, '')).toBeUndefined();
   });
 });

@@ -33,6 +33,7 @@
  */
 import type { EngineError, SkillActivation, TokenUsage, ToolCall } from '../../src/engine/types.js';
 import { parseSkillListing } from '../../src/engine/skill-listing.js';
+import { DEFAULT_MAX_TOOL_OUTPUT_CHARS, JsonLinesParser, cutText, isObj, num, parseJsonLine, parseLines, str, zeroUsage, type Json } from '../../src/engine/parse-common.js';
 
 /** Codex's own token counters (`turn.completed.usage`), tokens. */
 export interface CodexUsage {
@@ -85,18 +86,6 @@ export interface CodexStreamSummary {
   error?: EngineError;
 }
 
-type Json = Record<string, unknown>;
-
-function isObj(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-}
-
 /** A path `…/<name>/SKILL.md` inside a command; group 1 is the skill folder's name. */
 const SKILL_MD = /(?:^|[\s/'"`=])([^\s/'"`=\\]+)\/SKILL\.md(?![\w.])/g;
 /** Commands that change a SKILL.md rather than read it. */
@@ -134,10 +123,6 @@ export function perTurnUsage(current: CodexUsage, previous?: CodexUsage): TokenU
   return { input: Math.max(0, d('input_tokens') - cached), output: d('output_tokens'), cacheRead: cached, cacheWrite: d('cache_write_input_tokens') };
 }
 
-function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}\n… [truncated ${text.length - max} characters]` : text;
-}
-
 /** Text of an MCP tool result: its text content blocks, else the JSON. */
 function mcpResultText(result: unknown): string | undefined {
   if (result === undefined || result === null) return undefined;
@@ -148,8 +133,7 @@ function mcpResultText(result: unknown): string | undefined {
 }
 
 /** Incremental parser: `push` each stdout line, then `finish`. */
-export class CodexJsonParser {
-  private readonly opts: CodexParseOptions;
+export class CodexJsonParser extends JsonLinesParser<CodexStreamSummary, CodexParseOptions> {
   private threadId?: string;
   private readonly items = new Map<string, Json>();
   private readonly order: string[] = [];
@@ -158,29 +142,11 @@ export class CodexJsonParser {
   private turnFailed?: Json;
   private lastError?: string;
   private reconnects = 0;
-  private badLines = 0;
   /** Item-id prefix per `turn.started`, so ids restarting at `item_0` never collide. */
   private turnNo = 0;
 
-  constructor(opts: CodexParseOptions = {}) {
-    this.opts = opts;
-  }
-
-  /** Consumes one line (blank lines are skipped; non-JSON lines are counted and skipped). */
-  push(line: string): void {
-    const trimmed = line.trim();
-    if (trimmed === '') return;
-    let d: unknown;
-    try {
-      d = JSON.parse(trimmed);
-    } catch {
-      this.badLines++;
-      return;
-    }
-    if (!isObj(d)) {
-      this.badLines++;
-      return;
-    }
+  /** One line's event (blank lines are skipped; non-JSON lines are counted in `badLines`). */
+  protected onObject(d: Json): void {
     switch (d.type) {
       case 'thread.started':
         this.threadId ??= str(d.thread_id);
@@ -221,7 +187,7 @@ export class CodexJsonParser {
 
   /** Everything seen so far, summarised. */
   finish(): CodexStreamSummary {
-    const max = this.opts.maxToolOutputChars ?? 100_000;
+    const max = this.opts.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS;
     const toolCalls: ToolCall[] = [];
     const skillActivations: SkillActivation[] = [];
     const warnings: string[] = [];
@@ -234,7 +200,7 @@ export class CodexJsonParser {
           const exit = num(it.exit_code);
           const call: ToolCall = { name: 'command_execution', input: { command } };
           const out = str(it.aggregated_output);
-          if (out !== undefined && (out !== '' || exit !== undefined)) call.output = cut(out, max);
+          if (out !== undefined && (out !== '' || exit !== undefined)) call.output = cutText(out, max);
           const failed = status === 'failed' || status === 'declined' || (exit !== undefined && exit !== 0);
           call.isError = failed;
           toolCalls.push(call);
@@ -254,7 +220,7 @@ export class CodexJsonParser {
           const err = isObj(it.error) ? str(it.error.message) : undefined;
           const call: ToolCall = { name: 'mcp_tool_call', input: { server: str(it.server) ?? '', tool: str(it.tool) ?? '', arguments: it.arguments ?? {} } };
           const out = err ?? mcpResultText(it.result);
-          if (out !== undefined) call.output = cut(out, max);
+          if (out !== undefined) call.output = cutText(out, max);
           call.isError = status === 'failed' || err !== undefined;
           toolCalls.push(call);
           break;
@@ -273,7 +239,7 @@ export class CodexJsonParser {
     }
 
     const u = this.turnCompleted && isObj(this.turnCompleted.usage) ? readUsage(this.turnCompleted.usage) : undefined;
-    const usage = u ? perTurnUsage(u, this.opts.previousUsage) : { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    const usage = u ? perTurnUsage(u, this.opts.previousUsage) : zeroUsage();
 
     let error: EngineError | undefined;
     if (this.turnFailed) {
@@ -301,9 +267,7 @@ export class CodexJsonParser {
 
 /** Parses a whole `codex exec --json` stdout text. */
 export function parseCodexJson(text: string, opts: CodexParseOptions = {}): CodexStreamSummary {
-  const p = new CodexJsonParser(opts);
-  for (const line of text.split('\n')) p.push(line);
-  return p.finish();
+  return parseLines(new CodexJsonParser(opts), text);
 }
 
 // ───────────────────────────── rollout file ─────────────────────────────
@@ -325,9 +289,7 @@ export interface CodexRolloutSummary {
  * whole file for `skillsListed` and the part written during a turn for that turn's `mentioned`.
  */
 export function parseRollout(text: string): CodexRolloutSummary {
-  const p = new RolloutParser();
-  for (const line of text.split('\n')) p.push(line);
-  return p.finish();
+  return parseLines(new RolloutParser(), text);
 }
 
 /**
@@ -341,13 +303,8 @@ export class RolloutParser {
 
   /** Consumes one line (blank and non-JSON lines are skipped). */
   push(line: string): void {
-    if (!line.trim()) return;
-    let d: unknown;
-    try {
-      d = JSON.parse(line);
-    } catch {
-      return;
-    }
+    const parsed = parseJsonLine(line);
+    const d = parsed.kind === 'json' ? parsed.value : undefined;
     if (!isObj(d) || d.type !== 'response_item' || !isObj(d.payload)) return;
     const p = d.payload;
     if (p.type !== 'message' || !Array.isArray(p.content)) return;

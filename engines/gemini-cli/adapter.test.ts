@@ -7,113 +7,17 @@
  * cannot be had, the tests FAIL with the reason: they are never skipped.
  */
 import { readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CaseSpec, EngineConfig } from '../../src/config/types.js';
-import type { EngineContext, TranscriptTurn } from '../../src/engine/types.js';
-import { parseModelScript } from '../../src/model/script.js';
-import { startModelServer, type ModelServer } from '../../src/model/server.js';
+import { describe, expect, it } from 'vitest';
+import type { EngineConfig } from '../../src/config/types.js';
+import type { EngineContext } from '../../src/engine/types.js';
 import { buildGeminiArgs, buildGeminiEnv, buildGeminiSettings, decideError, geminiCliAdapter } from './adapter.js';
 import { parseGeminiStream } from './parse.js';
-import { adapterTestCase } from '../../test/support/engine.js';
+import { adapterTestCase, engineConfig, procResult, pureCtx, realEngineHarness } from '../../test/support/engine.js';
 
-const VERSION = '0.61.0';
-
-const SCRIPT = `
-rules:
-  - name: fail
-    when: { prompt_contains: "please fail" }
-    error: { status: 500, message: "scripted failure for the adapter test" }
-  - name: slow
-    when: { prompt_contains: "be slow" }
-    delay_ms: 120000
-    reply: [ { say: "too late" } ]
-  - name: load-skill
-    when: { prompt_contains: "greet", skill_listed: hello, skill_loaded: false }
-    reply: [ { use_skill: hello } ]
-  - name: after-skill
-    when: { skill_loaded: hello }
-    reply:
-      - { write_file: { path: greeting.txt, content: "Hello, World!\\n" } }
-      - { say: "Greeted as the skill says." }
-  - name: write
-    when: { prompt_contains: "write hello" }
-    reply:
-      - { say: "I will write it." }
-      - { write_file: { path: hello.txt, content: "hi\\n" } }
-      - { say: "Wrote hello.txt" }
-  - name: loop
-    when: { prompt_contains: "loop forever" }
-    reply:
-      - { run: "true" }
-      - { run: "true" }
-      - { run: "true" }
-      - { say: "never reached" }
-  - name: second-turn
-    when: { turn: 2 }
-    reply: [ { say: "Turn {{turn}}: earlier I wrote hello.txt." } ]
-  - reply: [ { say: "I don't know how to do that." } ]
-`;
-
-const SKILL_MD = `---
-name: hello
-description: Greets the user warmly. Use when the user asks for a greeting.
----
-# Hello
-Write greeting.txt with "Hello, World!".
-`;
-
-let server: ModelServer;
-let root: string;
-let binPath: string;
-
-const engine = (over: Partial<EngineConfig> = {}): EngineConfig => ({
-  name: 'gemini_cli',
-  displayName: 'gemini_cli',
-  version: VERSION,
-  model: { provider: 'scripted' },
-  kwargs: {},
-  ...over,
-});
-
-const caseSpec = (maxTurns = 10): CaseSpec => adapterTestCase('gemini-adapter-test', maxTurns);
-
-let jobs = 0;
-async function makeCtx(opts: { skill?: boolean; maxTurns?: number; signal?: AbortSignal; engine?: EngineConfig; modelBaseUrl?: string } = {}): Promise<EngineContext> {
-  const n = ++jobs;
-  const dir = join(root, `job-${n}`);
-  const ctx: EngineContext = {
-    jobId: `gemini-adapter/job-${n}`,
-    engine: opts.engine ?? engine(),
-    case: caseSpec(opts.maxTurns),
-    variant: opts.skill ? 'with_skill' : 'without_skill',
-    trial: 1,
-    workspace: join(dir, 'workspace'),
-    homeDir: join(dir, 'home'),
-    outputDir: join(dir, 'out'),
-    installedSkills: opts.skill ? ['hello'] : [],
-    baseEnv: { PATH: process.env.PATH, LANG: 'C.UTF-8' },
-    signal: opts.signal ?? new AbortController().signal,
-    deadline: Infinity,
-    modelBaseUrl: opts.modelBaseUrl ?? server.url,
-  };
-  await mkdir(ctx.workspace, { recursive: true });
-  if (opts.skill) {
-    const dirOfSkill = join(ctx.workspace, geminiCliAdapter.skillDirs[0]!, 'hello');
-    await mkdir(dirOfSkill, { recursive: true });
-    await writeFile(join(dirOfSkill, 'SKILL.md'), SKILL_MD);
-  }
-  return ctx;
-}
-
-async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 60_000, sessionId?: string, index = 1): Promise<TranscriptTurn> {
-  const prepared = await geminiCliAdapter.prepare(ctx);
-  return geminiCliAdapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [prompt], timeoutMs });
-}
-
+const engine = (over: Partial<EngineConfig> = {}): EngineConfig => engineConfig('gemini_cli', over);
 
 /** A local port nothing listens on (bound, then released). */
 async function deadPort(): Promise<number> {
@@ -128,53 +32,24 @@ async function deadPort(): Promise<number> {
 }
 
 describe('gemini_cli adapter (real binary, scripted model)', () => {
-  beforeAll(async () => {
-    // The global set-up (test/setup/engines.ts) installs the pinned binary and sets this.
-    binPath = process.env.SKILL_UP_GEMINI_CLI_BIN!;
-    if (!binPath) throw new Error('SKILL_UP_GEMINI_CLI_BIN is not set: run the tests through vitest.config.ts (its global set-up installs Gemini CLI)');
-    server = await startModelServer({ script: parseModelScript(SCRIPT, 'gemini-adapter-test-script.yaml') });
-    root = await mkdtemp(join(tmpdir(), 'skill-up-gemini-test-'));
-  }, 600_000);
-
-  afterAll(async () => {
-    await server?.close();
-    if (root) await rm(root, { recursive: true, force: true });
-  });
+  const h = realEngineHarness('gemini_cli');
+  const { makeCtx, oneTurn, resumedPair } = h;
 
   it('resumed turns: the second and third resume the first session, history replayed, still in yolo mode', async () => {
     const ctx = await makeCtx();
-    const prepared = await geminiCliAdapter.prepare(ctx);
-    const t1 = await geminiCliAdapter.runTurn(ctx, prepared, { index: 1, prompt: 'write hello please', history: ['write hello please'], timeoutMs: 60_000 });
-    expect(t1.error).toBeUndefined();
-    const t2 = await geminiCliAdapter.runTurn(ctx, prepared, {
-      index: 2,
-      prompt: 'What did you do?',
-      sessionId: t1.sessionId,
-      history: ['write hello please', 'What did you do?'],
-      timeoutMs: 60_000,
-    });
-    expect(t2.error).toBeUndefined();
-    expect(t2.sessionId).toBe(t1.sessionId);
-    expect(t2.finalText).toBe('Turn 2: earlier I wrote hello.txt.');
-    expect(t2.toolCalls).toEqual([]);
+    const { t1, t2, next } = await resumedPair(ctx);
     expect(t2.rawFiles).toEqual(['outputs/turn-2.stream.jsonl', 'outputs/turn-2.stderr.txt']);
     // Per-turn tokens: turn 2 made one request, turn 1 two, over a longer history in turn 2.
     expect(t2.usage.input).toBeGreaterThan(0);
     expect(t2.usage.input).toBeLessThan(t1.usage.input);
     // A resumed turn still runs in yolo mode: its write goes through without a prompt.
     await rm(join(ctx.workspace, 'hello.txt'));
-    const t3 = await geminiCliAdapter.runTurn(ctx, prepared, {
-      index: 3,
-      prompt: 'write hello again',
-      sessionId: t2.sessionId,
-      history: ['write hello please', 'What did you do?', 'write hello again'],
-      timeoutMs: 60_000,
-    });
+    const t3 = await next('write hello again');
     expect(t3.error).toBeUndefined();
     expect(t3.sessionId).toBe(t1.sessionId);
     expect(t3.toolCalls).toEqual([{ name: 'write_file', input: { file_path: join(ctx.workspace, 'hello.txt'), content: 'hi\n' }, isError: false }]);
     expect(await readFile(join(ctx.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
-    const requests = server.requestsFor(ctx.jobId!);
+    const requests = h.server.requestsFor(ctx.jobId!);
     expect(requests.map((r) => r.conversation?.turn)).toEqual([1, 1, 2, 3, 3]);
   }, 180_000);
 
@@ -211,29 +86,19 @@ describe('gemini_cli adapter (real binary, scripted model)', () => {
 });
 
 describe('gemini_cli adapter (pure parts)', () => {
-  const baseCtx = (over: Partial<EngineContext> = {}): EngineContext => ({
-    jobId: 'case/with_skill/run-1',
-    engine: engine(),
-    case: caseSpec(),
-    variant: 'with_skill',
-    trial: 1,
-    workspace: '/w',
-    homeDir: '/h',
-    outputDir: '/o',
-    installedSkills: [],
-    baseEnv: {
-      PATH: '/usr/bin',
-      GEMINI_API_KEY: 'real-key',
-      GOOGLE_API_KEY: 'g-key',
-      GOOGLE_GENAI_USE_VERTEXAI: 'true',
-      GOOGLE_GEMINI_BASE_URL: 'https://proxy.example',
-      GEMINI_CLI_IDE_SERVER_PORT: '1234',
-    },
-    signal: new AbortController().signal,
-    deadline: Infinity,
-    modelBaseUrl: 'http://127.0.0.1:1234/',
-    ...over,
-  });
+  const baseCtx = (over: Partial<EngineContext> = {}) =>
+    pureCtx(
+      'gemini_cli',
+      {
+        PATH: '/usr/bin',
+        GEMINI_API_KEY: 'real-key',
+        GOOGLE_API_KEY: 'g-key',
+        GOOGLE_GENAI_USE_VERTEXAI: 'true',
+        GOOGLE_GEMINI_BASE_URL: 'https://proxy.example',
+        GEMINI_CLI_IDE_SERVER_PORT: '1234',
+      },
+      over,
+    );
 
   it('argv: the documented flags, --prompt= last, session preset or resumed', () => {
     expect(buildGeminiArgs({ prompt: 'hi', model: 'm', sessionId: 'u' })).toEqual({
@@ -281,7 +146,7 @@ describe('gemini_cli adapter (pure parts)', () => {
   });
 
   it('settings: api-key auth, no telemetry or updates, bounded retries when scripted, max turns, built-in skills off', () => {
-    const s = buildGeminiSettings(baseCtx({ case: caseSpec(6) }));
+    const s = buildGeminiSettings(baseCtx({ case: adapterTestCase('gemini-pure', 6) }));
     expect(s).toMatchObject({
       security: { auth: { selectedType: 'gemini-api-key' } },
       privacy: { usageStatisticsEnabled: false },
@@ -291,7 +156,7 @@ describe('gemini_cli adapter (pure parts)', () => {
       skills: { disabled: ['skill-creator', 'antigravity-support'] },
     });
     expect(JSON.stringify(s)).not.toContain('real-key');
-    const real = buildGeminiSettings(baseCtx({ engine: engine({ model: { provider: 'google' } }), case: caseSpec(0), installedSkills: ['skill-creator'] }));
+    const real = buildGeminiSettings(baseCtx({ engine: engine({ model: { provider: 'google' } }), case: adapterTestCase('gemini-pure', 0), installedSkills: ['skill-creator'] }));
     expect(real.general.maxAttempts).toBeUndefined();
     expect(real.model.maxSessionTurns).toBe(-1);
     expect(real.skills.disabled).toEqual(['antigravity-support']);
@@ -299,18 +164,13 @@ describe('gemini_cli adapter (pure parts)', () => {
     expect(vertex.security.auth).toEqual({ selectedType: 'vertex-ai' });
   });
 
-  it('error precedence: start failure, timeout, cancel, stream error, exit code, missing result', () => {
+  it('its error facts: the stream’s api error wins over exit 244; no result line is a protocol error', () => {
     const ok = parseGeminiStream('{"type":"init","session_id":"s"}\n{"type":"result","status":"success","stats":{}}');
     const api = parseGeminiStream('{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: x]"},"stats":{}}');
-    const none = parseGeminiStream('');
-    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1, stdoutBytes: 0, stderrBytes: 0 };
-    expect(decideError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
-    expect(decideError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
-    expect(decideError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
-    expect(decideError({ ...base, exitCode: 244 }, api, 1000, 'stack')).toEqual({ kind: 'api', message: '[API Error: x]' });
-    expect(decideError({ ...base, exitCode: 41 }, none, 1000, 'Invalid auth method selected.\n')).toEqual({ kind: 'crash', message: 'exited with code 41: Invalid auth method selected.' });
-    expect(decideError(base, none, 1000, '')?.kind).toBe('protocol');
-    expect(decideError(base, ok, 1000, '')).toBeUndefined();
+    expect(decideError(procResult({ exitCode: 244 }), api, 1000, 'stack')).toEqual({ kind: 'api', message: '[API Error: x]' });
+    expect(decideError(procResult({ exitCode: 41 }), parseGeminiStream(''), 1000, 'Invalid auth method selected.\n')).toEqual({ kind: 'crash', message: 'exited with code 41: Invalid auth method selected.' });
+    expect(decideError(procResult(), parseGeminiStream(''), 1000, '')).toEqual({ kind: 'protocol', message: 'gemini exited 0 without a "result" line in its stream-json output' });
+    expect(decideError(procResult(), ok, 1000, '')).toBeUndefined();
   });
 
   it('the adapter contract', () => {

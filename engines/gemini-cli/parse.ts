@@ -30,6 +30,20 @@
  * (`parseGeminiStream`); it never touches the file system.
  */
 import type { EngineError, SkillActivation, TokenUsage, ToolCall } from '../../src/engine/types.js';
+import {
+  DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+  JsonLinesParser,
+  ToolCallLog,
+  firstString,
+  isObj,
+  num,
+  parseLines,
+  skillActivationsOf,
+  str,
+  usageDelta,
+  zeroUsage,
+  type Json,
+} from '../../src/engine/parse-common.js';
 
 /** Raw cumulative figures of a `result.stats`, kept to turn cumulative counters into per-turn ones. */
 export interface GeminiRawStats {
@@ -111,19 +125,7 @@ export interface GeminiStreamSummary {
   error?: EngineError;
 }
 
-type Json = Record<string, unknown>;
-
 const SKILL_MD = /(?:^|[\\/\s'"`=])skills[\\/]([^\\/\s'"`]+)[\\/]SKILL\.md\b/;
-
-function isObj(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-}
 
 /** The skill whose `SKILL.md` a path or command names (`…/skills/<name>/SKILL.md`), if any. */
 export function skillOfSkillMdPath(text: string): string | undefined {
@@ -131,39 +133,19 @@ export function skillOfSkillMdPath(text: string): string | undefined {
 }
 
 /** Incremental parser: `push` each stdout line, then `finish`. */
-export class GeminiStreamParser {
-  private readonly opts: GeminiParseOptions;
+export class GeminiStreamParser extends JsonLinesParser<GeminiStreamSummary, GeminiParseOptions> {
   private init?: Json;
   private result?: Json;
-  private readonly calls: ToolCall[] = [];
-  private readonly callById = new Map<string, ToolCall>();
+  private readonly tools = new ToolCallLog();
   /** Assistant text runs, split at tool calls; the last is the current one. */
   private readonly runs: string[] = [''];
   private readonly warnings: string[] = [];
   private lastErrorLine?: string;
   private maxTurnsLine = false;
   private toolUseLines = 0;
-  private badLines = 0;
 
-  constructor(opts: GeminiParseOptions = {}) {
-    this.opts = opts;
-  }
-
-  /** Consumes one line (blank lines are skipped; non-JSON lines are counted and skipped). */
-  push(line: string): void {
-    const trimmed = line.trim();
-    if (trimmed === '') return;
-    let d: unknown;
-    try {
-      d = JSON.parse(trimmed);
-    } catch {
-      this.badLines++;
-      return;
-    }
-    if (!isObj(d)) {
-      this.badLines++;
-      return;
-    }
+  /** One line's event (blank lines are skipped; non-JSON lines are counted in `badLines`). */
+  protected onObject(d: Json): void {
     switch (d.type) {
       case 'init':
         this.init ??= d;
@@ -178,23 +160,12 @@ export class GeminiStreamParser {
         break;
       case 'tool_use': {
         this.toolUseLines++;
-        const call: ToolCall = { name: str(d.tool_name) ?? '', input: d.parameters ?? {} };
-        const id = str(d.tool_id);
-        if (id && this.callById.has(id)) break;
-        this.calls.push(call);
-        if (id) this.callById.set(id, call);
-        this.runs.push('');
+        if (this.tools.add(str(d.tool_id), { name: str(d.tool_name) ?? '', input: d.parameters ?? {} })) this.runs.push('');
         break;
       }
       case 'tool_result': {
-        const call = this.callById.get(str(d.tool_id) ?? '');
-        if (!call) break;
         const err = isObj(d.error) ? str(d.error.message) : undefined;
-        let text = str(d.output) ?? err;
-        const max = this.opts.maxToolOutputChars ?? 100_000;
-        if (text !== undefined && text.length > max) text = `${text.slice(0, max)}\n… [truncated ${text.length - max} characters]`;
-        if (text !== undefined) call.output = text;
-        call.isError = d.status === 'error';
+        this.tools.settle(str(d.tool_id), str(d.output) ?? err, d.status === 'error', this.opts.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS);
         break;
       }
       case 'error': {
@@ -216,16 +187,13 @@ export class GeminiStreamParser {
   /** Everything seen so far, summarised. */
   finish(): GeminiStreamSummary {
     const r = this.result;
-    const toolCalls = [...this.calls];
+    const toolCalls = [...this.tools.calls];
 
-    const skillActivations: SkillActivation[] = [];
-    for (const c of toolCalls) {
-      if (c.isError) continue;
-      const input = isObj(c.input) ? c.input : {};
+    const skillActivations = skillActivationsOf(toolCalls, (c, input): SkillActivation | undefined => {
       let skill: string | undefined;
       let via = '';
       if (c.name === 'activate_skill') {
-        skill = (str(input.name) ?? str(input.skill) ?? '').trim() || undefined;
+        skill = (firstString(input, ['name', 'skill']) ?? '').trim() || undefined;
         via = 'activate_skill tool';
       } else if (c.name === 'read_file' || c.name === 'read_many_files') {
         const paths = [input.file_path, input.absolute_path, input.path, ...(Array.isArray(input.paths) ? input.paths : []), ...(Array.isArray(input.include) ? input.include : [])];
@@ -235,10 +203,10 @@ export class GeminiStreamParser {
         skill = skillOfSkillMdPath(str(input.command) ?? '');
         via = 'shell read SKILL.md';
       }
-      if (skill) skillActivations.push({ skill, via });
-    }
+      return skill ? { skill, via } : undefined;
+    });
 
-    let usage: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    let usage: TokenUsage = zeroUsage();
     let usageSource: GeminiStreamSummary['usageSource'] = 'none';
     let rawStats: GeminiRawStats | undefined;
     const stats = r && isObj(r.stats) ? r.stats : undefined;
@@ -255,12 +223,7 @@ export class GeminiStreamParser {
       usageSource = 'result';
       const prev = this.opts.previous;
       if (prev && rawStats.toolCalls > this.toolUseLines && rawStats.toolCalls >= prev.toolCalls) {
-        usage = {
-          input: Math.max(0, rawStats.input - prev.input),
-          output: Math.max(0, rawStats.output - prev.output),
-          cacheRead: Math.max(0, rawStats.cached - prev.cached),
-          cacheWrite: 0,
-        };
+        usage = usageDelta(usage, { input: prev.input, output: prev.output, cacheRead: prev.cached, cacheWrite: 0 });
         usageSource = 'result-delta';
       }
     }
@@ -318,9 +281,7 @@ export function parseGeminiStream(text: string, opts: GeminiParseOptions = {}): 
       /* JSON lines */
     }
   }
-  const p = new GeminiStreamParser(opts);
-  for (const line of text.split('\n')) p.push(line);
-  return p.finish();
+  return parseLines(new GeminiStreamParser(opts), text);
 }
 
 /** The `--output-format json` object (shared doc §3; sample `run4-write-autorouter.json`). */

@@ -6,139 +6,21 @@
  * installs into a test cache with the same resolver a run uses. When it cannot be had, the tests
  * FAIL with the reason: they are never skipped. OpenCode also needs `rg` (ripgrep) on PATH.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CaseSpec, EngineConfig } from '../../src/config/types.js';
-import type { EngineContext, TranscriptTurn } from '../../src/engine/types.js';
-import { parseModelScript } from '../../src/model/script.js';
-import { startModelServer, type ModelServer } from '../../src/model/server.js';
-import {
-  buildOpencodeArgs,
-  buildOpencodeConfig,
-  buildOpencodeEnv,
-  decideOpencodeError,
-  opencodeAdapter,
-  opencodeModel,
-  openaiBaseUrl,
-  ripgrepOnPath,
-} from './adapter.js';
+import { describe, expect, it } from 'vitest';
+import type { EngineConfig } from '../../src/config/types.js';
+import type { EngineContext } from '../../src/engine/types.js';
+import { buildOpencodeArgs, buildOpencodeConfig, buildOpencodeEnv, decideOpencodeError, opencodeModel, openaiBaseUrl, ripgrepOnPath } from './adapter.js';
 import { parseOpencodeJson } from './parse.js';
-import { adapterTestCase } from '../../test/support/engine.js';
+import { engineConfig, procResult, pureCtx, realEngineHarness } from '../../test/support/engine.js';
 
-const VERSION = '1.18.33';
-
-const SCRIPT = `
-rules:
-  - name: fail
-    when: { prompt_contains: "please fail" }
-    error: { status: 500, message: "scripted failure for the opencode test" }
-  - name: slow
-    when: { prompt_contains: "be slow" }
-    delay_ms: 120000
-    reply: [ { say: "too late" } ]
-  - name: load-skill
-    when: { prompt_contains: "greet", skill_listed: hello, skill_loaded: false }
-    reply: [ { use_skill: hello } ]
-  - name: after-skill
-    when: { skill_loaded: hello }
-    reply:
-      - { write_file: { path: greeting.txt, content: "Hello, World!\\n" } }
-      - { say: "Greeted as the skill says." }
-  - name: write
-    when: { prompt_contains: "write hello" }
-    reply:
-      - { write_file: { path: hello.txt, content: "hi\\n" } }
-      - { say: "Wrote hello.txt" }
-  - name: loop
-    when: { prompt_contains: "loop forever" }
-    reply:
-      - { run: "true" }
-      - { run: "true" }
-      - { run: "true" }
-      - { run: "true" }
-      - { say: "never reached" }
-  - name: second-turn
-    when: { turn: 2 }
-    reply: [ { say: "Turn {{turn}}: earlier I wrote hello.txt." } ]
-  - name: echo
-    when: { prompt_contains: "echo:" }
-    reply: [ { say: "You said <{{prompt}}>" } ]
-  - reply: [ { say: "I don't know how to do that." } ]
-`;
-
-const SKILL_MD = `---
-name: hello
-description: Greets the user warmly. Use when the user asks for a greeting.
----
-# Hello
-Write greeting.txt with "Hello, World!".
-`;
-
-let server: ModelServer;
-let root: string;
-let binPath: string;
-
-const engine = (over: Partial<EngineConfig> = {}): EngineConfig => ({
-  name: 'opencode',
-  displayName: 'opencode',
-  version: VERSION,
-  model: { provider: 'scripted' },
-  kwargs: {},
-  ...over,
-});
-
-const caseSpec = (maxTurns = 10): CaseSpec => adapterTestCase('opencode-adapter-test', maxTurns);
-
-let jobs = 0;
-async function makeCtx(opts: { skill?: boolean; maxTurns?: number; signal?: AbortSignal; engine?: EngineConfig } = {}): Promise<EngineContext> {
-  const n = ++jobs;
-  const dir = join(root, `job-${n}`);
-  const ctx: EngineContext = {
-    jobId: `opencode-adapter-test/job-${n}`,
-    engine: opts.engine ?? engine(),
-    case: caseSpec(opts.maxTurns),
-    variant: opts.skill ? 'with_skill' : 'without_skill',
-    trial: 1,
-    workspace: join(dir, 'workspace'),
-    homeDir: join(dir, 'home'),
-    outputDir: join(dir, 'out'),
-    installedSkills: opts.skill ? ['hello'] : [],
-    // An inherited PWD naming another folder, as when skill-up runs from a shell: it must not win.
-    baseEnv: { PATH: process.env.PATH, LANG: 'C.UTF-8', PWD: root },
-    signal: opts.signal ?? new AbortController().signal,
-    deadline: Infinity,
-    modelBaseUrl: server.url,
-  };
-  await mkdir(ctx.workspace, { recursive: true });
-  if (opts.skill) {
-    const at = join(ctx.workspace, opencodeAdapter.skillDirs[0]!, 'hello');
-    await mkdir(at, { recursive: true });
-    await writeFile(join(at, 'SKILL.md'), SKILL_MD);
-  }
-  return ctx;
-}
-
-async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 90_000): Promise<TranscriptTurn> {
-  const prepared = await opencodeAdapter.prepare(ctx);
-  return opencodeAdapter.runTurn(ctx, prepared, { index: 1, prompt, history: [prompt], timeoutMs });
-}
-
+const engine = (over: Partial<EngineConfig> = {}): EngineConfig => engineConfig('opencode', over);
 
 describe('opencode adapter (real binary, scripted model)', () => {
-  beforeAll(async () => {
-    binPath = process.env.SKILL_UP_OPENCODE_BIN ?? '';
-    if (!binPath) throw new Error('SKILL_UP_OPENCODE_BIN is not set: run the tests through vitest.config.ts (its global set-up installs OpenCode)');
+  const h = realEngineHarness('opencode', 'opencode-adapter-test', async () => {
     if (!(await ripgrepOnPath(process.env.PATH))) throw new Error('opencode needs ripgrep (`rg`) on PATH for its skill tool: apt-get install ripgrep');
-    server = await startModelServer({ script: parseModelScript(SCRIPT, 'opencode-adapter-test.yaml') });
-    root = await mkdtemp(join(tmpdir(), 'skill-up-opencode-test-'));
-  }, 600_000);
-
-  afterAll(async () => {
-    await server?.close();
-    if (root) await rm(root, { recursive: true, force: true });
   });
+  const { makeCtx, oneTurn } = h;
 
   it('more model calls than max_turns is a protocol error', async () => {
     const ctx = await makeCtx({ maxTurns: 2 });
@@ -157,7 +39,7 @@ describe('opencode adapter (real binary, scripted model)', () => {
 
   it('no rg on PATH is reported as kind "missing" naming ripgrep', async () => {
     const ctx = await makeCtx();
-    ctx.baseEnv = { PATH: join(root, 'empty-bin'), LANG: 'C.UTF-8' };
+    ctx.baseEnv = { PATH: join(h.root, 'empty-bin'), LANG: 'C.UTF-8' };
     const turn = await oneTurn(ctx, 'write hello');
     expect(turn.error?.kind).toBe('missing');
     expect(turn.error?.message).toMatch(/ripgrep/);
@@ -165,22 +47,7 @@ describe('opencode adapter (real binary, scripted model)', () => {
 });
 
 describe('opencode adapter (pure parts)', () => {
-  const baseCtx = (over: Partial<EngineContext> = {}): EngineContext => ({
-    jobId: 'case/with_skill/run-1',
-    engine: engine(),
-    case: caseSpec(),
-    variant: 'with_skill',
-    trial: 1,
-    workspace: '/w',
-    homeDir: '/h',
-    outputDir: '/o',
-    installedSkills: [],
-    baseEnv: { PATH: '/usr/bin', OPENAI_API_KEY: 'sk-real', OPENCODE_CONFIG_CONTENT: '{}', OPENCODE_PERMISSION: '{}' },
-    signal: new AbortController().signal,
-    deadline: Infinity,
-    modelBaseUrl: 'http://127.0.0.1:1234/',
-    ...over,
-  });
+  const baseCtx = (over: Partial<EngineContext> = {}) => pureCtx('opencode', { PATH: '/usr/bin', OPENAI_API_KEY: 'sk-real', OPENCODE_CONFIG_CONTENT: '{}', OPENCODE_PERMISSION: '{}' }, over);
 
   it('argv: json events, auto-approve, model; --title on a first turn, --session on later ones', () => {
     expect(buildOpencodeArgs({ model: 'skillup/m', title: 'skill-up x' })).toEqual(['run', '--format', 'json', '--auto', '-m', 'skillup/m', '--title', 'skill-up x']);
@@ -248,17 +115,14 @@ describe('opencode adapter (pure parts)', () => {
     expect(openaiBaseUrl('http://127.0.0.1:9/v1/')).toBe('http://127.0.0.1:9/v1');
   });
 
-  it('error precedence: start failure, timeout, cancel, output error, exit code, no step', () => {
+  it('its error facts: an error line wins over the exit code; no finished step is a protocol error', () => {
     const ok = parseOpencodeJson('{"type":"step_start","sessionID":"s"}\n{"type":"step_finish","sessionID":"s","part":{"reason":"stop"}}');
-    const none = parseOpencodeJson('');
     const apiErr = parseOpencodeJson('{"type":"error","error":{"name":"APIError","data":{"message":"m"}}}');
-    const base = { exitCode: 0, timedOut: false, cancelled: false, durationMs: 1, stdoutBytes: 0, stderrBytes: 0 };
-    expect(decideOpencodeError({ ...base, exitCode: null, startError: 'command not found: /x', startErrorCode: 'ENOENT' }, none, 1000, '')?.kind).toBe('missing');
-    expect(decideOpencodeError({ ...base, exitCode: null, timedOut: true }, ok, 1000, '')).toEqual({ kind: 'timeout', message: 'timed out after 1.0 s (process group killed)' });
-    expect(decideOpencodeError({ ...base, exitCode: null, cancelled: true }, ok, 1000, '')?.kind).toBe('cancelled');
-    expect(decideOpencodeError({ ...base, exitCode: 1 }, apiErr, 1000, '')).toEqual({ kind: 'api', message: 'm' });
-    expect(decideOpencodeError({ ...base, exitCode: 1 }, none, 1000, 'Error: boom\n')).toEqual({ kind: 'crash', message: 'exited with code 1: Error: boom' });
-    expect(decideOpencodeError(base, none, 1000, '')?.kind).toBe('protocol');
-    expect(decideOpencodeError(base, ok, 1000, '')).toBeUndefined();
+    expect(decideOpencodeError(procResult({ exitCode: 1 }), apiErr, 1000, '')).toEqual({ kind: 'api', message: 'm' });
+    expect(decideOpencodeError(procResult(), parseOpencodeJson('{"type":"step_start","sessionID":"s"}'), 1000, '')).toEqual({
+      kind: 'protocol',
+      message: 'opencode exited 0 without a finished step in its --format json output',
+    });
+    expect(decideOpencodeError(procResult(), ok, 1000, '')).toBeUndefined();
   });
 });

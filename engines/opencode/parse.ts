@@ -24,6 +24,22 @@
  * (`parseOpencodeJson`); it never touches the file system.
  */
 import type { EngineError, SkillActivation, TokenUsage, ToolCall } from '../../src/engine/types.js';
+import {
+  DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+  JsonLinesParser,
+  addUsage,
+  cutText,
+  firstString,
+  isObj,
+  num,
+  parseLines,
+  roundUsd,
+  skillActivationsOf,
+  skillOfSkillMd,
+  str,
+  zeroUsage,
+  type Json,
+} from '../../src/engine/parse-common.js';
 
 /** Options for parsing one invocation's output. */
 export interface OpencodeParseOptions {
@@ -70,28 +86,14 @@ export interface OpencodeSummary {
   error?: EngineError;
 }
 
-type Json = Record<string, unknown>;
-
-const SKILL_MD = /(?:^|[\\/])([^\\/]+)[\\/]SKILL\.md$/;
 const SKILL_TOOLS = new Set(['skill']);
 const READ_TOOLS = new Set(['read']);
 
-function isObj(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-}
-
 /** Incremental parser: `push` each stdout line, then `finish`. */
-export class OpencodeJsonParser {
-  private readonly opts: OpencodeParseOptions;
+export class OpencodeJsonParser extends JsonLinesParser<OpencodeSummary, OpencodeParseOptions> {
   private sessionId?: string;
   private readonly calls: ToolCall[] = [];
-  private readonly usage: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  private readonly usage: TokenUsage = zeroUsage();
   private cost?: number;
   private steps = 0;
   private finished = 0;
@@ -99,27 +101,9 @@ export class OpencodeJsonParser {
   /** Text parts of the current (last started) step. */
   private stepTexts: string[] = [];
   private errorLine?: Json;
-  private badLines = 0;
 
-  constructor(opts: OpencodeParseOptions = {}) {
-    this.opts = opts;
-  }
-
-  /** Consumes one line (blank lines are skipped; non-JSON lines are counted and skipped). */
-  push(line: string): void {
-    const trimmed = line.trim();
-    if (trimmed === '') return;
-    let d: unknown;
-    try {
-      d = JSON.parse(trimmed);
-    } catch {
-      this.badLines++;
-      return;
-    }
-    if (!isObj(d)) {
-      this.badLines++;
-      return;
-    }
+  /** One line's event (blank lines are skipped; non-JSON lines are counted in `badLines`). */
+  protected onObject(d: Json): void {
     const sid = str(d.sessionID);
     if (sid && !this.sessionId) this.sessionId = sid;
     const part = isObj(d.part) ? d.part : {};
@@ -151,7 +135,7 @@ export class OpencodeJsonParser {
     const state = isObj(part.state) ? part.state : {};
     const status = str(state.status);
     const call: ToolCall = { name: str(part.tool) ?? '', input: state.input ?? {} };
-    const max = this.opts.maxToolOutputChars ?? 100_000;
+    const max = this.opts.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS;
     let out: string | undefined;
     if (status === 'error') {
       out = str(state.error) ?? (state.error !== undefined ? JSON.stringify(state.error) : 'tool failed');
@@ -160,7 +144,7 @@ export class OpencodeJsonParser {
       out = str(state.output) ?? (state.output !== undefined ? JSON.stringify(state.output) : '');
       call.isError = false;
     }
-    if (out !== undefined) call.output = out.length > max ? `${out.slice(0, max)}\n… [truncated ${out.length - max} characters]` : out;
+    if (out !== undefined) call.output = cutText(out, max);
     this.calls.push(call);
   }
 
@@ -170,10 +154,7 @@ export class OpencodeJsonParser {
     const t = isObj(part.tokens) ? part.tokens : undefined;
     if (t) {
       const cache = isObj(t.cache) ? t.cache : {};
-      this.usage.input += num(t.input) ?? 0;
-      this.usage.output += (num(t.output) ?? 0) + (num(t.reasoning) ?? 0);
-      this.usage.cacheRead += num(cache.read) ?? 0;
-      this.usage.cacheWrite += num(cache.write) ?? 0;
+      addUsage(this.usage, { input: num(t.input) ?? 0, output: (num(t.output) ?? 0) + (num(t.reasoning) ?? 0), cacheRead: num(cache.read) ?? 0, cacheWrite: num(cache.write) ?? 0 });
     }
     const c = num(part.cost);
     if (c !== undefined) this.cost = (this.cost ?? 0) + c;
@@ -181,25 +162,21 @@ export class OpencodeJsonParser {
 
   /** Everything seen so far, summarised. */
   finish(): OpencodeSummary {
-    const skillActivations: SkillActivation[] = [];
-    for (const c of this.calls) {
-      if (c.isError) continue;
-      const input = isObj(c.input) ? c.input : {};
+    const skillActivations = skillActivationsOf(this.calls, (c, input): SkillActivation | undefined => {
       if (SKILL_TOOLS.has(c.name)) {
-        const skill = (str(input.name) ?? str(input.skill) ?? '').trim();
-        if (skill) skillActivations.push({ skill, via: 'skill tool' });
-      } else if (READ_TOOLS.has(c.name)) {
-        const m = SKILL_MD.exec(str(input.filePath) ?? str(input.file_path) ?? str(input.path) ?? '');
-        if (m) skillActivations.push({ skill: m[1]!, via: 'read SKILL.md' });
+        const skill = (firstString(input, ['name', 'skill']) ?? '').trim();
+        return skill ? { skill, via: 'skill tool' } : undefined;
       }
-    }
+      const skill = READ_TOOLS.has(c.name) ? skillOfSkillMd(firstString(input, ['filePath', 'file_path', 'path']) ?? '') : undefined;
+      return skill ? { skill, via: 'read SKILL.md' } : undefined;
+    });
     return {
       sessionId: this.sessionId,
       finalText: this.stepTexts.join('\n\n'),
       toolCalls: this.calls,
       skillActivations,
       usage: { ...this.usage },
-      costUsd: this.cost === undefined ? undefined : Math.round(this.cost * 1e10) / 1e10,
+      costUsd: this.cost === undefined ? undefined : roundUsd(this.cost),
       steps: this.steps,
       finishedSteps: this.finished,
       lastFinishReason: this.lastReason,
@@ -230,6 +207,5 @@ export class OpencodeJsonParser {
 /** Parses a whole `--format json` output. */
 export function parseOpencodeJson(text: string, opts: OpencodeParseOptions = {}): OpencodeSummary {
   const p = new OpencodeJsonParser(opts);
-  for (const line of text.split('\n')) p.push(line);
-  return p.finish();
+  return parseLines(p, text);
 }

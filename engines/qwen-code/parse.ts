@@ -25,6 +25,25 @@
  * (`parseQwenOutput`); it never touches the file system.
  */
 import type { EngineError, SkillActivation, TokenUsage, ToolCall } from '../../src/engine/types.js';
+import {
+  DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+  JsonLinesParser,
+  ToolCallLog,
+  addUsage,
+  anthropicUsage,
+  firstString,
+  isObj,
+  num,
+  parseLines,
+  settleToolResults,
+  skillActivationsOf,
+  skillOfSkillMd,
+  str,
+  strings,
+  usageDelta,
+  zeroUsage,
+  type Json,
+} from '../../src/engine/parse-common.js';
 
 /** Options for parsing one invocation's output. */
 export interface QwenParseOptions {
@@ -90,29 +109,7 @@ export interface QwenSummary {
   error?: EngineError;
 }
 
-type Json = Record<string, unknown>;
-
-const SKILL_MD = /(?:^|[\\/])([^\\/]+)[\\/]SKILL\.md$/;
 const API_ERROR = /^\s*\[?API Error\b/i;
-
-function isObj(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}
-function num(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-}
-
-function usageOf(u: Json): TokenUsage {
-  return {
-    input: num(u.input_tokens) ?? 0,
-    output: num(u.output_tokens) ?? 0,
-    cacheRead: num(u.cache_read_input_tokens) ?? 0,
-    cacheWrite: num(u.cache_creation_input_tokens) ?? 0,
-  };
-}
 
 /** Text of a `tool_result.content`: a string, or the text blocks of an array joined by newlines. */
 export function qwenToolResultText(content: unknown): string {
@@ -123,47 +120,29 @@ export function qwenToolResultText(content: unknown): string {
 }
 
 /** Incremental parser: `push` each stdout line (or each element of the json array), then `finish`. */
-export class QwenStreamParser {
-  private readonly opts: QwenParseOptions;
+export class QwenStreamParser extends JsonLinesParser<QwenSummary, QwenParseOptions> {
   private init?: Json;
   private result?: Json;
   private anySessionId?: string;
-  private readonly calls: { id?: string; call: ToolCall }[] = [];
-  private readonly callById = new Map<string, ToolCall>();
-  private readonly msgUsage: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  private readonly tools = new ToolCallLog();
+  private readonly msgUsage: TokenUsage = zeroUsage();
   private msgUsageSeen = false;
   private lastText: string[] = [];
   private apiErrorText?: string;
-  private badLines = 0;
 
-  constructor(opts: QwenParseOptions = {}) {
-    this.opts = opts;
+  /** Consumes one line's value: an array (the `--output-format json` form) is its elements, one by one. */
+  override pushValue(value: unknown): void {
+    if (Array.isArray(value)) for (const o of value) this.pushObject(o);
+    else this.pushObject(value);
   }
 
-  /** Consumes one line (blank lines are skipped; non-JSON lines are counted and skipped). */
-  push(line: string): void {
-    const trimmed = line.trim();
-    if (trimmed === '') return;
-    let d: unknown;
-    try {
-      d = JSON.parse(trimmed);
-    } catch {
-      this.badLines++;
-      return;
-    }
-    if (Array.isArray(d)) {
-      for (const o of d) this.pushObject(o);
-      return;
-    }
-    this.pushObject(d);
-  }
-
-  /** Consumes one already-parsed object. */
+  /** Consumes one already-parsed object (anything else is counted in `badLines`). */
   pushObject(d: unknown): void {
-    if (!isObj(d)) {
-      this.badLines++;
-      return;
-    }
+    super.pushValue(d);
+  }
+
+  /** One object of the output. */
+  protected onObject(d: Json): void {
     const sid = str(d.session_id);
     if (sid && !this.anySessionId) this.anySessionId = sid;
     switch (d.type) {
@@ -174,7 +153,7 @@ export class QwenStreamParser {
         this.onAssistant(d);
         break;
       case 'user':
-        this.onUser(d);
+        settleToolResults(this.tools, d, qwenToolResultText, this.opts.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS);
         break;
       case 'result':
         this.result = d;
@@ -190,11 +169,7 @@ export class QwenStreamParser {
     const topLevel = d.parent_tool_use_id === null || d.parent_tool_use_id === undefined;
     const content = Array.isArray(msg.content) ? msg.content : [];
     if (isObj(msg.usage) && topLevel) {
-      const u = usageOf(msg.usage);
-      this.msgUsage.input += u.input;
-      this.msgUsage.output += u.output;
-      this.msgUsage.cacheRead += u.cacheRead;
-      this.msgUsage.cacheWrite += u.cacheWrite;
+      addUsage(this.msgUsage, anthropicUsage(msg.usage));
       this.msgUsageSeen = true;
     }
     const texts: string[] = [];
@@ -204,11 +179,7 @@ export class QwenStreamParser {
         const t = str(b.text);
         if (t) texts.push(t);
       } else if (b.type === 'tool_use') {
-        const id = str(b.id);
-        if (id && this.callById.has(id)) continue;
-        const call: ToolCall = { name: str(b.name) ?? '', input: b.input ?? {} };
-        this.calls.push({ id, call });
-        if (id) this.callById.set(id, call);
+        this.tools.add(str(b.id), { name: str(b.name) ?? '', input: b.input ?? {} });
       }
     }
     if (topLevel && texts.length > 0) {
@@ -218,50 +189,26 @@ export class QwenStreamParser {
     }
   }
 
-  private onUser(d: Json): void {
-    const msg = isObj(d.message) ? d.message : undefined;
-    const content = msg && Array.isArray(msg.content) ? msg.content : [];
-    for (const b of content) {
-      if (!isObj(b) || b.type !== 'tool_result') continue;
-      const call = this.callById.get(str(b.tool_use_id) ?? '');
-      if (!call) continue;
-      const max = this.opts.maxToolOutputChars ?? 100_000;
-      let text = qwenToolResultText(b.content);
-      if (text.length > max) text = `${text.slice(0, max)}\n… [truncated ${text.length - max} characters]`;
-      call.output = text;
-      call.isError = b.is_error === true;
-    }
-  }
-
   /** Everything seen so far, summarised. */
   finish(): QwenSummary {
     const init = this.init;
     const r = this.result;
-    const toolCalls = this.calls.map((c) => c.call);
-    const skillActivations: SkillActivation[] = [];
-    for (const c of toolCalls) {
-      if (c.isError) continue;
-      const input = isObj(c.input) ? c.input : {};
+    const toolCalls = [...this.tools.calls];
+    const skillActivations = skillActivationsOf(toolCalls, (c, input): SkillActivation | undefined => {
       if (c.name === 'skill') {
-        const skill = (str(input.skill) ?? str(input.name) ?? '').trim();
-        if (skill) skillActivations.push({ skill, via: 'skill tool' });
-      } else if (c.name === 'read_file') {
-        const m = SKILL_MD.exec(str(input.file_path) ?? str(input.absolute_path) ?? str(input.path) ?? '');
-        if (m) skillActivations.push({ skill: m[1]!, via: 'read SKILL.md' });
+        const skill = (firstString(input, ['skill', 'name']) ?? '').trim();
+        return skill ? { skill, via: 'skill tool' } : undefined;
       }
-    }
+      const skill = c.name === 'read_file' ? skillOfSkillMd(firstString(input, ['file_path', 'absolute_path', 'path']) ?? '') : undefined;
+      return skill ? { skill, via: 'read SKILL.md' } : undefined;
+    });
 
-    let usage: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    let usage: TokenUsage = zeroUsage();
     let usageSource: QwenSummary['usageSource'] = 'none';
-    const cumulative = r && isObj(r.usage) ? usageOf(r.usage) : undefined;
+    const cumulative = r && isObj(r.usage) ? anthropicUsage(r.usage) : undefined;
     const prev = this.opts.previousCumulativeUsage;
     if (cumulative && prev) {
-      usage = {
-        input: Math.max(0, cumulative.input - prev.input),
-        output: Math.max(0, cumulative.output - prev.output),
-        cacheRead: Math.max(0, cumulative.cacheRead - prev.cacheRead),
-        cacheWrite: Math.max(0, cumulative.cacheWrite - prev.cacheWrite),
-      };
+      usage = usageDelta(cumulative, prev);
       usageSource = 'result-delta';
     } else if (cumulative && !this.opts.resumed) {
       usage = cumulative;
@@ -284,8 +231,8 @@ export class QwenStreamParser {
       numTurns: r ? num(r.num_turns) : undefined,
       model: init ? str(init.model) : undefined,
       engineVersion: init ? str(init.qwen_code_version) : undefined,
-      slashCommands: init && Array.isArray(init.slash_commands) ? init.slash_commands.filter((s): s is string => typeof s === 'string') : undefined,
-      ...(init && Array.isArray(init.tools) ? { toolsOffered: init.tools.filter((t): t is string => typeof t === 'string') } : {}),
+      slashCommands: init ? strings(init.slash_commands) : undefined,
+      ...(init && Array.isArray(init.tools) ? { toolsOffered: strings(init.tools) } : {}),
       ...(init && str(init.permission_mode) ? { permissionMode: str(init.permission_mode) } : {}),
       hasResult: r !== undefined,
       resultSubtype: r ? str(r.subtype) : undefined,
@@ -323,6 +270,5 @@ export function parseQwenOutput(text: string, opts: QwenParseOptions = {}): Qwen
       /* not one array: JSON lines */
     }
   }
-  for (const line of text.split('\n')) p.push(line);
-  return p.finish();
+  return parseLines(p, text);
 }

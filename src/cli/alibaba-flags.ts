@@ -10,7 +10,7 @@
  * `--format`, `--model`, `--no-delete`, `--iteration`, `--engine`, `--parallelism`,
  * `--baseline`, `--output-dir`, `--dry-run` and `--auto` are skill-up's own options.
  */
-import { UsageError } from './args.js';
+import { UsageError } from '../util/args.js';
 
 /** alibaba/skill-up run flags skill-up does not support, with what to do instead. */
 export const UNSUPPORTED_RUN_FLAGS: Readonly<Record<string, string>> = {

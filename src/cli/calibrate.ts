@@ -13,8 +13,8 @@ import { selectCases } from '../plan/plan.js';
 import { loadResultDoc } from '../report/load.js';
 import { trialOfJob } from '../report/result-json.js';
 import type { TrialResult } from '../stats/summarise.js';
-import { intFlag, numberFlag, parse, UsageError } from './args.js';
-import { VERSION } from './version.js';
+import { intFlag, numberFlag, parse, UsageError } from '../util/args.js';
+import { VERSION } from '../util/version.js';
 
 export const CALIBRATE_HELP = `Usage: skill-up calibrate [path] [options]
 

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { listFlag, numberFlag, parse, UsageError } from './args.js';
+import { listFlag, numberFlag, parse, UsageError } from '../util/args.js';
 
 export const COMPARE_HELP = `Usage: skill-up compare <old> <new> [options]
        skill-up compare <run> --engines <a>,<b> [options]

@@ -10,7 +10,7 @@ import { loadSuite } from '../config/load.js';
 import { convertEvals } from '../import/convert.js';
 import { readEvalsJson } from '../import/evals-json.js';
 import { ImportConflict, writeImported } from '../import/write.js';
-import { parse, UsageError } from './args.js';
+import { parse, UsageError } from '../util/args.js';
 import { printWarnings } from './diagnostics.js';
 
 export const IMPORT_HELP = `Usage: skill-up import <evals.json> [--output <dir>] [--force]

@@ -6,9 +6,9 @@ import { nearest } from '../util/did-you-mean.js';
 import { ConfigError } from '../config/diagnostics.js';
 import { PlanError } from '../plan/plan.js';
 import { OutputDirError } from '../run/output.js';
-import { UsageError } from './args.js';
+import { UsageError } from '../util/args.js';
 import { printDiagnostics } from './diagnostics.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../util/version.js';
 
 const HELP = `skill-up ${VERSION}: does an Agent Skill make coding agents better? Measure it.
 

@@ -5,8 +5,8 @@
  */
 import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { parse, UsageError } from './args.js';
-import { VERSION } from './version.js';
+import { parse, UsageError } from '../util/args.js';
+import { VERSION } from '../util/version.js';
 import type { ShardInput } from '../merge/index.js';
 
 export const MERGE_HELP = `Usage: skill-up merge <run folder>... [--output-dir <dir>] [--allow-partial]
@@ -92,7 +92,7 @@ export async function mergeCommand(argv: string[]): Promise<number> {
   if (given !== undefined && !config.no_regression) throw new UsageError('--no-regression: the shards were run without a no_regression gate, and merge decides with the shards\' own gate settings only');
   let previous;
   if (config.no_regression) {
-    const { loadPreviousRun } = await import('./run.js');
+    const { loadPreviousRun } = await import('../run/previous.js');
     const from = given !== undefined ? '--no-regression' : `the shards' no_regression baseline \`${config.no_regression.baseline}\``;
     try {
       previous = await loadPreviousRun(resolve(given ?? config.no_regression.baseline), config.errors_as_failures, from);

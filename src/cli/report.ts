@@ -5,7 +5,7 @@
 import path from 'node:path';
 import type { ReportFormat } from '../config/types.js';
 import { didYouMean } from '../util/did-you-mean.js';
-import { listFlag, parse, UsageError } from './args.js';
+import { listFlag, parse, UsageError } from '../util/args.js';
 import type { ResultDoc } from '../report/result-json.js';
 import type * as DecisionTextModule from '../report/decision-text.js';
 import type { verdictOf as verdictOfFn } from '../report/markdown.js';

@@ -1,10 +1,10 @@
 /**
- * The flags of `skill-up run` about cost, report formats and the model (issue 9: `--max-cost`;
- * alibaba/skill-up's `--format`, `--model`), read into options here; what they do is in
+ * The flags of `skill-up run` about cost and report formats (issue 9: `--max-cost`;
+ * alibaba/skill-up's `--format`), read into options here; what they do is in
  * src/run/extras.ts (the budget, the cost lines) and src/run/suite.ts.
  */
-import type { EngineConfig, ReportFormat } from '../config/types.js';
-import { DECIMAL, UsageError } from './args.js';
+import type { ReportFormat } from '../config/types.js';
+import { DECIMAL, UsageError } from '../util/args.js';
 import { parseFormats } from './report.js';
 
 /** `--format a,b …`: alibaba/skill-up's spellings (json, junit, html), skill-up's (markdown, benchmark), md and xml. @throws UsageError */
@@ -24,13 +24,3 @@ export function maxCostFlag(value: string | undefined): number | undefined {
   return n;
 }
 
-/**
- * `--model NAME`: the run's engines, each a copy using this model name (engine.model.name);
- * `engines` itself unchanged. Without the flag, `engines` as given. @throws UsageError
- */
-export function withModel(engines: EngineConfig[], model: string | undefined): EngineConfig[] {
-  if (model === undefined) return engines;
-  const name = model.trim();
-  if (!name) throw new UsageError('--model needs a model name (e.g. --model claude-sonnet-4-5)');
-  return engines.map((e) => ({ ...e, model: { ...e.model, name } }));
-}

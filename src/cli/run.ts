@@ -2,32 +2,27 @@
  * `skill-up run [path]`: load → plan → run → grade → report, with a live progress display,
  * a crash-safe journal, and Ctrl-C handling that stops the engines and still writes reports.
  */
-import { basename, relative, resolve } from 'node:path';
-import { loadSuite } from '../config/load.js';
 import { suiteHash } from '../config/hash.js';
-import { canonicalEngineName, unknownEngineMessage } from '../config/engines.js';
 import type { EngineConfig, Suite } from '../config/types.js';
-import { prepareSuiteEnv, SuiteEnvError } from '../engine/env.js';
 import type { Job, PlanOptions } from '../plan/plan.js';
 import { parseShard, type ShardRecord } from '../plan/shard.js';
-import { githubEnabled, publishToGithub } from '../report/github.js';
-import { lintSkill } from '../skill/lint.js';
-import { createIterationDir, defaultOutputRoot, OutputDirError, resetIterationDir } from '../run/output.js';
-import { fitParallelism } from '../run/limits.js';
-import { loadScripts } from '../run/model.js';
+import { publishRun } from '../report/github.js';
 import { dryRunCost, engineNames, prepareExtras } from '../run/extras.js';
-import type { LoadedPreviousRun } from '../run/previous.js';
-import { combineExitCodes, planRun, prepareRun, reportFormats, runSuite, type RunRecord, type RunSuiteOptions } from '../run/suite.js';
+import { fitParallelism } from '../run/limits.js';
+import { checkResumeSuite, closeEventLog, eventLogTarget, loadResumeRun, openEventLog, prepareRunLog } from '../run/log.js';
+import { loadScripts } from '../run/model.js';
+import { iterationTarget } from '../run/output.js';
+import { planPower } from '../run/plan-power.js';
+import { checkPrevious, runDecisionConfig } from '../run/previous.js';
+import type { ResumeState } from '../run/resume.js';
+import { loadRunSuite, runEngines, runLocation } from '../run/setup.js';
+import { combineExitCodes, planRun, prepareRun, runSuite, type RunRecord, type RunSuiteOptions } from '../run/suite.js';
 import { formatP, type Uplift } from '../stats/index.js';
-import { DEFAULT_DECISION, DEFAULT_REGRESSION_MARGIN, type Decision, type DecisionConfig, type GateResult, type PreviousRun } from '../gate/index.js';
-import { intFlag, listFlag, numberFlag, parse, UsageError } from './args.js';
+import type { Decision, GateOverrides, GateResult } from '../gate/index.js';
+import { intFlag, listFlag, numberFlag, parse, UsageError } from '../util/args.js';
 import { printWarnings } from './diagnostics.js';
 import { readAlibabaFlags } from './alibaba-flags.js';
-import { checkResumeSuite, endEvents, eventLogTarget, prepareRunLog, startEvents, startResume } from './run-resume.js';
-import { formatsFlag, maxCostFlag, withModel } from './run-extras.js';
-
-/** Re-exported for the commands and tests that knew them here. */
-export { combineExitCodes, reportFormats };
+import { formatsFlag, maxCostFlag } from './run-extras.js';
 
 export const RUN_HELP = `Usage: skill-up run [path] [options]
 
@@ -165,39 +160,46 @@ export interface RunOutcome {
  */
 export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const none = (exitCode: number): RunOutcome => ({ exitCode, resultFile: null, iterationDir: null });
+  const notice = (line: string) => process.stderr.write(`${line}\n`);
   // alibaba/skill-up's -v/-vv, its case-filter names and the flags refused here (cli/alibaba-flags.ts).
   const alibaba = readAlibabaFlags(argv);
-  const { values, positionals } = parse(alibaba.argv, OPTIONS);
+  const parsed = parse(alibaba.argv, OPTIONS);
+  let values = parsed.values;
+  const positionals = parsed.positionals;
   if (values.help) {
     process.stdout.write(RUN_HELP);
     return none(0);
   }
   if (positionals.length > 1) throw new UsageError(`run takes one path, got ${positionals.length}: ${positionals.join(' ')}`);
-  // --resume <dir>: the plan and flags become the journal's (cli/run-resume.ts, run/resume.ts).
-  const resume = await startResume(values, positionals);
+  // --resume <dir>: the plan and flags become the journal's (src/run/log.ts, src/run/resume.ts).
+  let resume: ResumeState | undefined;
+  if (values.resume === undefined) {
+    if (values.force) throw new UsageError('--force only applies to --resume (it continues a run whose suite changed since it started)');
+  } else {
+    if (values.iteration !== undefined) throw new UsageError('--resume and --iteration conflict: --resume continues one iteration folder, --iteration N runs iteration-1..N afresh');
+    if (values.resume.trim() === '') throw new UsageError('--resume needs the iteration folder of an interrupted run (e.g. my-skill-workspace/iteration-3)');
+    const resumed = await loadResumeRun(values.resume, values);
+    resume = resumed.state;
+    // The journal's flags: the parser's own kinds (mergeFlags keeps each flag's stored value).
+    values = resumed.flags;
+    if (positionals.length === 0) positionals.push(resume.header.target);
+  }
   const trials = intFlag('trials', values.trials, 1, 1000);
   const parallelismFlag = intFlag('parallelism', values.parallelism, 1, 256);
   const iterations = intFlag('iteration', values.iteration, 0, 100) ?? 0;
   const formats = formatsFlag(values.format);
   const maxCost = maxCostFlag(values['max-cost']);
   if (values['no-delete']) values['keep-workspaces'] = true;
+  const keepWorkspaces = Boolean(values['keep-workspaces']);
   const shardSpec = values.shard !== undefined ? parseShard(values.shard) : undefined;
-  const { suite, warnings } = await loadForRun(positionals[0], Boolean(values.auto));
-  // environment.env expanded; every value the suite hands to processes becomes a secret to redact.
-  try {
-    prepareSuiteEnv(suite);
-  } catch (e) {
-    if (e instanceof SuiteEnvError) throw new UsageError(e.message);
-    throw e;
-  }
+  const { suite, warnings } = await loadRunSuite(positionals[0], Boolean(values.auto), notice);
   printWarnings(warnings);
   checkResumeSuite(resume, suite);
   // --engine and --model choose the run's engines; the suite itself is left as loaded.
-  const engines = withModel(selectEngines(suite, listFlag(values.engine), values.engine !== undefined), values.model);
+  const engines = runEngines(suite, values.engine !== undefined ? listFlag(values.engine) : undefined, values.model);
   if (values.baseline && values['no-baseline']) throw new UsageError('--baseline and --no-baseline contradict each other: give one');
-  if (values['no-baseline']) suite.benchmark.enabled = false;
-  const baseline = Boolean(values.baseline) || suite.benchmark.enabled;
-  const decision = await decisionConfigOf(values, suite, engines, baseline);
+  const baseline = Boolean(values.baseline) || (suite.benchmark.enabled && !values['no-baseline']);
+  const decision = await runDecisionConfig(gateFlags(values), suite, engines, baseline);
   const planOptions: PlanOptions = {
     cases: values.case,
     excludeCases: values['exclude-case'],
@@ -206,7 +208,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
     baseline: values.baseline,
   };
   // --shard: whole cases of the selected ones (src/plan/shard.ts), whatever the engines.
-  const { fullPlan, jobs, shard } = planRun(suite, engines, planOptions, shardSpec && { spec: shardSpec, variants: baseline ? 2 : 1 });
+  const { fullPlan, jobs, shard } = planRun(suite, engines, planOptions, { baseline, ...(shardSpec ? { shard: shardSpec } : {}) });
   // Checked against the open-file limit (run/limits.ts): lowered with a warning, or refused (exit 3).
   const fitted = fitParallelism(parallelismFlag ?? suite.parallelism);
   if (fitted.error) {
@@ -217,21 +219,20 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const parallelism = fitted.parallelism;
   // Scripts are checked before a dry run too: a broken script is a config error either way.
   await loadScripts(engines);
-  const skillName = (await lintSkill(suite.skillDir)).name ?? basename(suite.skillDir);
-  const outputRoot = values['output-dir'] ? resolve(values['output-dir']) : defaultOutputRoot(suite.skillDir, skillName);
+  const { skillName, outputRoot } = await runLocation(suite, values['output-dir']);
   const eventLog = eventLogTarget(values['event-log'], outputRoot, iterations, resume, suite.skillDir);
   // A shard is checked as the whole plan: the merged run is what the no_regression gate is for.
-  checkPrevious(decision, fullPlan, skillName, outputRoot, iterations);
+  checkPrevious(decision, fullPlan, skillName, outputRoot, iterations, notice);
   if (values['dry-run']) {
     printPlan(engines, jobs, parallelism, shard);
     // A shard's power is the merged run's: the table is for the whole plan.
-    await printPlanPower(fullPlan, baseline, outputRoot, decision.alpha);
+    process.stdout.write(await planPower(fullPlan, baseline, outputRoot, decision.alpha));
     process.stdout.write(await dryRunCost(engines, jobs, outputRoot, maxCost));
     return none(0);
   }
   const prepared = await prepareRun(suite, engines, outputRoot);
   const hash = await suiteHash(suite.skillDir, [outputRoot]);
-  const log = await prepareRunLog({ suite, engines, outputRoot, suiteHash: hash, values, positional: positionals[0], planOptions, shard, jobs, resume });
+  const log = await prepareRunLog({ suite, engines, outputRoot, suiteHash: hash, flags: values, positional: positionals[0], planOptions, shard, jobs, resume, force: Boolean(values.force), notice });
   const extras = await prepareExtras(engines, outputRoot, { formats, maxCost, verbose: alibaba.verbose });
   const options = (target: RunSuiteOptions['target']): RunSuiteOptions => ({
     engines,
@@ -243,7 +244,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
     skillName,
     suiteHash: hash,
     ...(shard ? { shard } : {}),
-    keepWorkspaces: Boolean(values['keep-workspaces']),
+    keepWorkspaces,
     extras,
     log,
     runOptions: { parallelism, trials: trials ?? null, baseline, argv },
@@ -251,14 +252,14 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const names = engineNames(engines);
   const iterate = async (target: RunSuiteOptions['target']): Promise<RunRecord> => {
     const record = await runSuite(suite, options(target));
-    await printRecord(record, names, { keepWorkspaces: Boolean(values['keep-workspaces']), github: values.github, cases: suite.cases });
+    await printRecord(record, names, { keepWorkspaces, github: values.github, cases: suite.cases });
     return record;
   };
-  startEvents(log, eventLog, { skillName, engines, jobs: jobs.length, iterations });
+  openEventLog(log, eventLog, { skillName, engines, jobs: jobs.length, iterations });
   if (iterations === 0) {
-    const target = resume ? { dir: resume.dir, iteration: resume.header.iteration } : await usableOutput(outputRoot, () => createIterationDir(outputRoot));
+    const target = resume ? { dir: resume.dir, iteration: resume.header.iteration } : await iterationTarget(outputRoot, 0);
     const r = await iterate(target);
-    endEvents(log, [r], r.exitCode);
+    closeEventLog(log, [r], r.exitCode);
     return { exitCode: r.exitCode, resultFile: `${target.dir}/result.json`, iterationDir: target.dir };
   }
   const outcomes: RunRecord[] = [];
@@ -267,7 +268,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
       process.stderr.write(`iteration ${n}${n < iterations ? `..${iterations}` : ''} not run: ${extras.budget.reason}\n`);
       break;
     }
-    const target = await usableOutput(outputRoot, () => resetIterationDir(outputRoot, n));
+    const target = await iterationTarget(outputRoot, n);
     if (iterations > 1) process.stderr.write(`\n== iteration ${n} of ${iterations}\n`);
     const r = await iterate(target);
     outcomes.push(r);
@@ -276,27 +277,33 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   if (iterations > 1) printStability(outcomes, names);
   const last = outcomes[outcomes.length - 1]!;
   const exitCode = combineExitCodes(outcomes.map((o) => o.exitCode));
-  endEvents(log, outcomes, exitCode);
+  closeEventLog(log, outcomes, exitCode);
   return { exitCode, resultFile: `${last.dir}/result.json`, iterationDir: last.dir };
 }
 
 /**
- * Runs `f` on the output root; any file-system error (a write-only or unreadable folder,
- * EACCES, ENOSPC …) becomes an OutputDirError: one message naming the folder, exit code 2
- * (the folder is the user's choice and nothing ran yet), never a stack trace.
+ * The gate flags as numbers (rates as fractions, uplift and margin in points); what they
+ * override in eval.yaml's `gates:` is the gate stage's (src/gate/config.ts). @throws UsageError
  */
-async function usableOutput<T>(root: string, f: () => Promise<T>): Promise<T> {
-  try {
-    return await f();
-  } catch (e) {
-    if (e instanceof OutputDirError || typeof (e as NodeJS.ErrnoException).code !== 'string') throw e;
-    throw new OutputDirError(`cannot use the output folder ${root}: ${(e as Error).message}`);
-  }
+function gateFlags(values: { [k in 'alpha' | 'min-pass-rate' | 'min-uplift' | 'max-error-rate' | 'margin' | 'on-inconclusive' | 'no-regression']?: string } & { 'errors-as-failures'?: boolean }): GateOverrides {
+  const out: GateOverrides = {
+    alpha: numberFlag('alpha', values.alpha, 1e-6, 0.5, 'a significance level above 0 and at most 0.5 (e.g. 0.05)'),
+    minPassRate: numberFlag('min-pass-rate', values['min-pass-rate'], 0, 1, 'a pass rate from 0 to 1 (e.g. 0.8 or 80%)', true),
+    minUplift: numberFlag('min-uplift', values['min-uplift'], -100, 100, 'a number of points from -100 to 100 (e.g. 10 for +10 points)'),
+    maxErrorRate: numberFlag('max-error-rate', values['max-error-rate'], 0, 1, 'a share of trials from 0 to 1 (e.g. 0.05 or 5%)', true),
+    margin: numberFlag('margin', values.margin, 0, 100, 'a number of points from 0 to 100 (e.g. 10)'),
+    errorsAsFailures: Boolean(values['errors-as-failures']),
+    noRegression: values['no-regression'],
+  };
+  const on = values['on-inconclusive'];
+  if (on !== undefined && on !== 'pass' && on !== 'fail') throw new UsageError(`--on-inconclusive must be \`pass\` or \`fail\`, got \`${on}\``);
+  if (on) out.onInconclusive = on;
+  return out;
 }
 
 /**
  * Prints one iteration's record: the summary (from the record's decision, the one result.json
- * holds), the files written, the kept workspaces, the formats not written; and on GitHub
+ * holds), the files written, the kept workspaces, the formats not written; then on GitHub
  * Actions (or --github) its annotations, step summary and outputs (src/report/github.ts).
  */
 async function printRecord(r: RunRecord, names: Map<string, string>, opts: { keepWorkspaces: boolean; github?: boolean; cases: Suite['cases'] }): Promise<void> {
@@ -307,129 +314,7 @@ async function printRecord(r: RunRecord, names: Map<string, string>, opts: { kee
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
   if (opts.keepWorkspaces) process.stdout.write(`kept ${r.results.filter((x) => x.workspace).length} workspace(s); each job's path is \`workspace\` in result.json\n`);
   for (const s of skipped) process.stderr.write(`error: report format \`${s.format}\` not written: ${s.reason}\n`);
-  if (githubEnabled(opts.github)) {
-    const gh = await publishToGithub(doc, { cases: opts.cases, dir: r.dir, written });
-    for (const p of gh.problems) process.stderr.write(`warning: ${p}\n`);
-  }
-}
-
-/**
- * The gate settings of a run: eval.yaml `gates:` overridden field by field by the flags.
- * Loads the --no-regression run up front, so a bad path is a usage error before any job runs.
- * @throws UsageError for a bad value, a flag that needs another, or an unreadable previous run.
- */
-async function decisionConfigOf(values: Record<string, unknown>, suite: Suite, engines: EngineConfig[], baseline: boolean): Promise<DecisionConfig> {
-  const v = values as Record<string, string | boolean | undefined>;
-  const str = (k: string) => v[k] as string | undefined;
-  const g = suite.gates;
-  const alpha = numberFlag('alpha', str('alpha'), 1e-6, 0.5, 'a significance level above 0 and at most 0.5 (e.g. 0.05)') ?? g.alpha ?? DEFAULT_DECISION.alpha;
-  const minPassRate = numberFlag('min-pass-rate', str('min-pass-rate'), 0, 1, 'a pass rate from 0 to 1 (e.g. 0.8 or 80%)', true) ?? g.minPassRate;
-  const upliftPoints = numberFlag('min-uplift', str('min-uplift'), -100, 100, 'a number of points from -100 to 100 (e.g. 10 for +10 points)') ?? g.minUplift;
-  const maxErrorRate = numberFlag('max-error-rate', str('max-error-rate'), 0, 1, 'a share of trials from 0 to 1 (e.g. 0.05 or 5%)', true) ?? g.maxErrorRate ?? DEFAULT_DECISION.maxErrorRate;
-  const marginPoints = numberFlag('margin', str('margin'), 0, 100, 'a number of points from 0 to 100 (e.g. 10)') ?? g.noRegression?.margin;
-  const on = str('on-inconclusive');
-  if (on !== undefined && on !== 'pass' && on !== 'fail') throw new UsageError(`--on-inconclusive must be \`pass\` or \`fail\`, got \`${on}\``);
-  const onInconclusive = (on) ?? g.onInconclusive;
-  const errorsAsFailures = Boolean(v['errors-as-failures']) || Boolean(g.errorsAsFailures);
-  if (upliftPoints !== undefined && !baseline) {
-    // Name where the gate came from: the flag, or eval.yaml's `gates.min_uplift`.
-    const from = str('min-uplift') !== undefined ? '--min-uplift' : `gates.min_uplift of ${relative(process.cwd(), suite.evalFile) || suite.evalFile}`;
-    throw new UsageError(`${from} needs the without_skill arm: add --baseline (or benchmark.enabled: true in eval.yaml)`);
-  }
-  if (str('no-regression') !== undefined && str('no-regression')!.trim() === '') throw new UsageError('--no-regression needs a previous result.json or its iteration folder, got an empty value');
-  const previousPath = str('no-regression') ? resolve(str('no-regression')!) : g.noRegression?.baseline;
-  const previousFrom = str('no-regression') ? '--no-regression' : `gates.no_regression.baseline of ${relative(process.cwd(), suite.evalFile) || suite.evalFile}`;
-  if (str('margin') !== undefined && !previousPath) throw new UsageError('--margin is the tolerance of --no-regression: give --no-regression <previous result.json> too');
-  const out: DecisionConfig = { alpha, errorsAsFailures, maxErrorRate, engineNames: Object.fromEntries(engines.map((e) => [e.name, e.displayName])) };
-  if (minPassRate !== undefined) out.minPassRate = minPassRate;
-  if (upliftPoints !== undefined) out.minUplift = upliftPoints / 100;
-  if (onInconclusive) out.onInconclusive = onInconclusive;
-  if (previousPath) {
-    const previous = await loadPreviousRun(previousPath, errorsAsFailures, previousFrom);
-    out.noRegression = { previous, margin: marginPoints !== undefined ? marginPoints / 100 : DEFAULT_REGRESSION_MARGIN };
-  }
-  return out;
-}
-
-/**
- * A previous run's with_skill counts per (engine, case) (src/run/previous.ts); `from` names
- * the flag or setting that gave `file`, for the message. @throws UsageError
- */
-export async function loadPreviousRun(file: string, errorsAsFailures: boolean, from: string): Promise<LoadedPreviousRun> {
-  const [{ loadPreviousRun: load }, { ResultFileError }] = await Promise.all([import('../run/previous.js'), import('../report/load.js')]);
-  try {
-    return await load(file, errorsAsFailures);
-  } catch (e) {
-    if (e instanceof ResultFileError) throw new UsageError(`${from}: ${e.message}`);
-    throw e;
-  }
-}
-
-/**
- * Refuses, before anything runs, a --no-regression run that cannot be compared (no case of
- * this plan in it) or that `--iteration N` would empty; notes a run of another skill.
- * @throws UsageError
- */
-function checkPrevious(decision: DecisionConfig, jobs: Job[], skillName: string, outputRoot: string, iterations: number): void {
-  // Loaded by loadPreviousRun, so it says where it came from.
-  const prev: (PreviousRun & Partial<LoadedPreviousRun>) | undefined = decision.noRegression?.previous;
-  if (!prev) return;
-  const planned = new Set(jobs.filter((j) => j.variant === 'with_skill').map((j) => JSON.stringify([j.engine, j.case.id])));
-  if (!prev.cases.some((c) => planned.has(JSON.stringify([c.engine, c.caseId])))) {
-    const engines = [...new Set(prev.cases.map((c) => c.engine))].join(', ') || 'none';
-    throw new UsageError(`--no-regression ${prev.source}: no graded with_skill case of that run is in this plan (same case id and engine; its engines: ${engines}): there is nothing to compare`);
-  }
-  if (prev.skillName && prev.skillName !== skillName) process.stderr.write(`note: --no-regression ${prev.source} is a run of skill \`${prev.skillName}\`, this is \`${skillName}\`; cases are paired by id\n`);
-  for (let n = 1; n <= iterations; n++) {
-    const dir = resolve(outputRoot, `iteration-${n}`);
-    if (prev.file && (prev.file === dir || prev.file.startsWith(`${dir}/`))) {
-      throw new UsageError(`--iteration ${iterations} would empty ${relative(process.cwd(), dir) || dir}, which holds the --no-regression run: copy it elsewhere or use another --output-dir`);
-    }
-  }
-}
-
-/**
- * The suite to run: `loadSuite` as usual; with `--auto`, a skill that has no eval.yaml but an
- * Anthropic `evals/evals.json` runs that file, converted in memory.
- */
-async function loadForRun(target: string | undefined, auto: boolean) {
-  if (!auto) return loadSuite(target, { cwd: process.cwd() });
-  const { resolveAutoTarget, loadEvalsJsonSuite } = await import('../import/auto.js');
-  const found = resolveAutoTarget(target, process.cwd());
-  if (found.kind === 'yaml') return loadSuite(found.target, { cwd: process.cwd() });
-  const loaded = await loadEvalsJsonSuite(found.file);
-  const judged = loaded.suite.cases.filter((c) => c.judges.some((j) => j.type === 'agent_judge')).length;
-  process.stderr.write(
-    `--auto: no eval.yaml; running ${found.file} (Anthropic evals.json, converted in memory: ${loaded.suite.cases.length} case(s)` +
-      `${judged ? `, ${judged} with agent_judge criteria, graded \`error\` by this version` : ''}; \`skill-up import\` writes it as eval.yaml)\n`,
-  );
-  return loaded;
-}
-
-/**
- * `--engine a,b`: the run's engines, in the order given, without changing `suite`. Names must
- * be among the suite's (or its base engine renamed: another engine keeps the model settings,
- * not the version pin). Without the flag, the suite's engines. @throws UsageError
- */
-function selectEngines(suite: Suite, names: string[], given: boolean): EngineConfig[] {
-  if (names.length === 0) {
-    if (given) throw new UsageError('--engine needs at least one engine name (e.g. --engine claude_code,codex)');
-    return suite.engines;
-  }
-  const known = new Map(suite.engines.map((e) => [e.name, e]));
-  known.set(suite.engine.displayName, suite.engine);
-  const seen = new Set<string>();
-  return names.flatMap((n) => {
-    const canonical = canonicalEngineName(n) ?? n;
-    if (seen.has(canonical)) return [];
-    seen.add(canonical);
-    const found = known.get(n) ?? known.get(canonical);
-    if (found) return [found];
-    if (!canonicalEngineName(n)) throw new UsageError(`--engine ${n}: ${unknownEngineMessage(n)}`);
-    if (suite.engine.name === 'custom') throw new UsageError(`--engine ${n}: this suite defines a custom engine \`${suite.engine.displayName}\`; other engines need their own engine block`);
-    // Another engine keeps the model settings but not the pin, which names the suite engine's version.
-    return [{ ...suite.engine, name: canonical, displayName: canonical, version: undefined, custom: undefined }];
-  });
+  for (const p of await publishRun(opts.github, doc, { cases: opts.cases, dir: r.dir, written })) process.stderr.write(`warning: ${p}\n`);
 }
 
 function printPlan(engines: EngineConfig[], jobs: Job[], parallelism: number, shard?: ShardRecord): void {
@@ -547,13 +432,4 @@ function printStability(outcomes: RunRecord[], names: Map<string, string>): void
     out.write(`  verdict (${names.get(e) ?? e}): ${verdicts.join(', ')}\n`);
   }
   out.write(`  exit codes: ${outcomes.map((o) => o.exitCode).join(', ')} → ${combineExitCodes(outcomes.map((o) => o.exitCode))}\n`);
-}
-
-/**
- * `--dry-run`: the power table for this plan. The noise comes from the newest iteration under
- * the output root when one exists (its with/without case counts), else from ASSUMED_NOISE.
- */
-async function printPlanPower(jobs: Job[], baseline: boolean, outputRoot: string, alpha: number): Promise<void> {
-  const { planPower } = await import('./plan-power.js');
-  process.stdout.write(await planPower(jobs, baseline, outputRoot, alpha));
 }

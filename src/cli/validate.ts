@@ -6,7 +6,7 @@ import { loadSuite } from '../config/load.js';
 import type { Suite } from '../config/types.js';
 import { positionOf, readYamlSource, type Segment } from '../config/yaml-source.js';
 import { loadScripts } from '../run/model.js';
-import { parse, UsageError } from './args.js';
+import { parse, UsageError } from '../util/args.js';
 import { printWarnings } from './diagnostics.js';
 
 export const VALIDATE_HELP = `Usage: skill-up validate [path]

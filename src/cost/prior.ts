@@ -2,12 +2,12 @@
  * What the previous iteration of a suite cost per job, per engine and variant: the estimate
  * `run --dry-run` prints, and the first guess of `--max-cost` before any job of this run has
  * finished. Read from the newest iteration under the output root whose result.json holds a
- * cost (cli/previous-iterations.ts).
+ * cost (src/report/iterations.ts).
  */
 import { basename, dirname } from 'node:path';
 import type { EngineConfig } from '../config/types.js';
 import type { Job } from '../plan/plan.js';
-import { fromNewestIteration } from '../cli/previous-iterations.js';
+import { fromNewestIteration } from '../report/iterations.js';
 import { costByArm, costTotal, usd } from './totals.js';
 
 /** Mean cost per job of one arm of the earlier run. */

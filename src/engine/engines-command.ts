@@ -9,7 +9,7 @@
 import { cacheRoot, displayPath, enginesDir } from './cache.js';
 import { binOverrideVar, findKnownEngine, knownEngines } from './known.js';
 import { checkEngine, installEngine, listEngines, type EngineCheck } from './resolve.js';
-import { parse, UsageError } from '../cli/args.js';
+import { parse, UsageError } from '../util/args.js';
 
 /** The help text; its engine list is read from the registry when shown. */
 const helpText = (): string => `Usage: skill-up engines <command> [options]
@@ -62,7 +62,7 @@ export function parseEngineSpec(spec: string): { name: string; version?: string 
  * never throws for user or engine errors.
  */
 export async function runEnginesCommand(argv: string[], io: Io = defaultIo): Promise<number> {
-  // The parser every command uses (src/cli/args.ts): unknown flags get its did-you-mean.
+  // The parser every command uses (src/util/args.ts): unknown flags get its did-you-mean.
   let parsed: { values: { json?: boolean; help?: boolean }; positionals: string[] } | undefined;
   let problem: string | undefined;
   try {

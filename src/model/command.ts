@@ -11,7 +11,7 @@ import { ConfigError, formatDiagnostic } from '../config/diagnostics.js';
 import type { ExchangeLogEntry } from './log.js';
 import { loadModelScript } from './script.js';
 import { startModelServer } from './server.js';
-import { intFlag, parse, UsageError } from '../cli/args.js';
+import { intFlag, parse, UsageError } from '../util/args.js';
 
 export const MODEL_SERVER_USAGE = `usage: skill-up model-server --script FILE [--port N] [--log-dir DIR] [--quiet]
 
@@ -47,7 +47,7 @@ interface Args {
   help: boolean;
 }
 
-/** The flags of `skill-up model-server`, on the parser every command uses (src/cli/args.ts). */
+/** The flags of `skill-up model-server`, on the parser every command uses (src/util/args.ts). */
 function parseArgs(argv: string[]): Args | string {
   const rest = argv[0] === 'model-server' ? argv.slice(1) : argv;
   try {

@@ -37,6 +37,24 @@ export function groupSteps(reply: Action[]): Step[] {
   return steps;
 }
 
+/**
+ * The placeholder grammar of a model script's strings, one for the check (script.ts) and the
+ * fill (below): `{{…}}` with no brace inside, its name the content without surrounding blanks,
+ * which must be one of {@link TEMPLATE_VARIABLES}. No escape: unlike a case's turns
+ * (src/config/turn-template.ts), a script cannot send a literal `{{name}}`. Linear: the blanks
+ * are trimmed in code (`\s*([^}]*?)\s*` backtracks quadratically on long blanks) and a run
+ * of `{` is never rescanned.
+ */
+const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
+
+/** Names usable as `{{name}}` in any string of a rule. */
+export const TEMPLATE_VARIABLES = ['cwd', 'turn', 'prompt'] as const;
+
+/** The `{{name}}` placeholders of `text`, in order: each name as written, blanks trimmed. */
+export function placeholderNames(text: string): string[] {
+  return [...text.matchAll(PLACEHOLDER)].map((m) => m[1]!.trim());
+}
+
 /** Values for `{{name}}` placeholders. */
 export interface TemplateVars {
   cwd?: string;
@@ -44,12 +62,16 @@ export interface TemplateVars {
   prompt: string;
 }
 
-/** Replaces `{{cwd}}` (`.` when unknown), `{{turn}}` and `{{prompt}}` in every string of `value`. */
+/**
+ * Replaces `{{cwd}}` (`.` when unknown), `{{turn}}` and `{{prompt}}` in every string of
+ * `value`; any other placeholder (refused by the script check) is left as written.
+ */
 export function fillTemplate<T>(value: T, vars: TemplateVars): T {
   if (typeof value === 'string') {
-    return value.replace(/\{\{\s*(cwd|turn|prompt)\s*\}\}/g, (_m, name: string) =>
-      name === 'cwd' ? (vars.cwd ?? '.') : name === 'turn' ? String(vars.turn) : vars.prompt,
-    ) as T;
+    return value.replace(PLACEHOLDER, (m, content: string) => {
+      const name = content.trim();
+      return name === 'cwd' ? (vars.cwd ?? '.') : name === 'turn' ? String(vars.turn) : name === 'prompt' ? vars.prompt : m;
+    }) as T;
   }
   if (Array.isArray(value)) return value.map((v) => fillTemplate(v, vars)) as T;
   if (value !== null && typeof value === 'object') {

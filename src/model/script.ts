@@ -28,9 +28,9 @@ import { Field, formatPath, parseYaml, type Segment } from '../config/yaml-sourc
 import { nearest } from '../util/did-you-mean.js';
 import { compileRegex, regexError } from '../util/regex.js';
 import { ENGINE_NAMES, type Action, type EngineName, type ModelScript, type Rule, type RuleConditions } from './types.js';
+import { placeholderNames, TEMPLATE_VARIABLES } from './plan.js';
 
-/** Names usable as `{{name}}` in any string of a rule. */
-export const TEMPLATE_VARIABLES = ['cwd', 'turn', 'prompt'] as const;
+export { TEMPLATE_VARIABLES };
 
 const ACTION_KEYS = ['use_skill', 'write_file', 'run', 'read_file', 'say', 'tool'] as const;
 
@@ -197,10 +197,8 @@ function checkSemantics(root: Field): void {
 
     const checkTemplates = (value: unknown, p: Segment[]): void => {
       if (typeof value === 'string') {
-        // Linear: trimmed in code (`\s*([^}]*?)\s*` backtracks quadratically on long blanks), and
-        // no `{` inside (a run of `{` would rescan), which is also how model/plan.ts fills them.
-        for (const m of value.matchAll(/\{\{([^{}]*)\}\}/g)) {
-          const name = m[1]!.trim();
+        // The grammar model/plan.ts fills them by.
+        for (const name of placeholderNames(value)) {
           if (!(TEMPLATE_VARIABLES as readonly string[]).includes(name)) {
             err(p, `unknown placeholder "{{${name}}}"${suggest(name, TEMPLATE_VARIABLES)}`);
           }

@@ -9,10 +9,10 @@
 import { passRateNote, rateWithCI, upliftText, type UpliftInput } from './decision-text.js';
 import type { ResultDoc, ResultGate } from './result-json.js';
 import { armCost, costByArm } from '../cost/totals.js';
+import type { Variant } from '../engine/types.js';
 
-export type Configuration = 'with_skill' | 'without_skill';
-/** The configurations in report order. */
-export const CONFIGS: Configuration[] = ['with_skill', 'without_skill'];
+/** The variants in report order (skill-creator calls a variant a "configuration"). */
+export const CONFIGS: Variant[] = ['with_skill', 'without_skill'];
 
 /** A case-clustered 95 % interval as result.json writes it (`summary.variants[].interval`). */
 export type ClusteredCI = NonNullable<ResultDoc['summary']['variants'][number]['interval']>;
@@ -44,7 +44,7 @@ export interface ConfigStatistics {
 export interface EvalStatistics {
   eval_id: number;
   eval_name: string;
-  configuration: Configuration;
+  configuration: Variant;
   trials: number;
   passed: number;
   failed: number;
@@ -92,7 +92,7 @@ export interface UpliftStatistics {
   losses: number;
   sign_test_p: number;
   /** Errors among the non-skipped trials of each configuration. */
-  errors: Record<Configuration, { errors: number; trials: number }>;
+  errors: Record<Variant, { errors: number; trials: number }>;
   /** Evals left out of the comparison, and why. */
   dropped: { eval_id: number; eval_name: string; reason: string }[];
   tokens_delta: number | null;
@@ -104,7 +104,7 @@ export interface BenchmarkStatistics {
   source: string;
   engine: string;
   definitions: string;
-  configurations: Partial<Record<Configuration, ConfigStatistics>>;
+  configurations: Partial<Record<Variant, ConfigStatistics>>;
   per_eval: EvalStatistics[];
   uplift: UpliftStatistics | null;
   /** The run's gates that concern this engine (its own and the run-wide ones), as in result.json `gates`. */

@@ -32,10 +32,11 @@
  *   `errors` is tool calls that reported an error, plus one when the job itself ended in `error`.
  */
 import type { Assertion } from '../judge/types.js';
-import { cell, CONFIGS, label, statisticsMarkdown, statisticsOf, upliftNotes, type BenchmarkStatistics, type Configuration } from './benchmark-stats.js';
+import { cell, CONFIGS, label, statisticsMarkdown, statisticsOf, upliftNotes, type BenchmarkStatistics } from './benchmark-stats.js';
+import type { Variant } from '../engine/types.js';
 import type { JobJson, ResultDoc } from './result-json.js';
 
-export type { BenchmarkStatistics, Configuration } from './benchmark-stats.js';
+export type { BenchmarkStatistics } from './benchmark-stats.js';
 
 /** mean, sample standard deviation (n − 1; 0 for one value), min, max; each rounded to 4 decimals. */
 export interface Stat {
@@ -64,7 +65,7 @@ export interface BenchmarkRunResult {
 export interface BenchmarkRun {
   eval_id: number;
   eval_name: string;
-  configuration: Configuration;
+  configuration: Variant;
   run_number: number;
   result: BenchmarkRunResult;
   expectations: Assertion[];
@@ -104,7 +105,7 @@ export interface BenchmarkJson {
     runs_per_configuration: number;
   };
   runs: BenchmarkRun[];
-  run_summary: Partial<Record<Configuration, ConfigSummary>> & { delta?: Delta };
+  run_summary: Partial<Record<Variant, ConfigSummary>> & { delta?: Delta };
   notes: string[];
   statistics: BenchmarkStatistics;
 }
@@ -406,7 +407,7 @@ function notesOf(runs: BenchmarkRun[], stats: BenchmarkStatistics, byCase: Map<s
   }
   const discrim: string[] = [];
   for (const [caseId, jobs] of byCase) {
-    const counts = new Map<string, Record<Configuration, { pass: number; n: number }>>();
+    const counts = new Map<string, Record<Variant, { pass: number; n: number }>>();
     for (const j of jobs) {
       if (j.status !== 'pass' && j.status !== 'fail') continue;
       for (const a of j.assertions) {
@@ -440,11 +441,11 @@ function notesOf(runs: BenchmarkRun[], stats: BenchmarkStatistics, byCase: Map<s
  */
 export function benchmarkMarkdown(b: BenchmarkJson, byCase?: Map<string, JobJson[]>, ids?: Map<string, number>): string {
   const m = b.metadata;
-  const configs = Object.keys(b.run_summary).filter((k) => k !== 'delta') as Configuration[];
+  const configs = Object.keys(b.run_summary).filter((k) => k !== 'delta') as Variant[];
   const ca = configs[0] ?? 'config_a';
   const cb = configs[1] ?? 'config_b';
-  const sa = b.run_summary[ca as Configuration];
-  const sb = b.run_summary[cb as Configuration];
+  const sa = b.run_summary[ca as Variant];
+  const sb = b.run_summary[cb as Variant];
   const d = b.run_summary.delta;
   const fmt = (s: Stat | undefined, kind: 'pct' | 's' | 'n') => {
     if (!s) return '—';
@@ -492,7 +493,7 @@ export function benchmarkMarkdown(b: BenchmarkJson, byCase?: Map<string, JobJson
         const hatK = k === undefined ? '—' : `${pct(e.pass_hat_k[String(k)])} (k=${k})`;
         lines.push(`| ${label(config)} | ${e.trials} | ${pct(e.job_pass_rate)} [${pct(e.wilson_95.low)}–${pct(e.wilson_95.high)}]${e.flaky ? ' flaky' : ''} | ${atK} | ${hatK} | ${e.errors} |`);
       }
-      const counts = new Map<string, Partial<Record<Configuration, { pass: number; n: number }>>>();
+      const counts = new Map<string, Partial<Record<Variant, { pass: number; n: number }>>>();
       for (const j of jobs) {
         for (const a of j.assertions) {
           let c = counts.get(a.text);

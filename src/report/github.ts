@@ -304,3 +304,13 @@ export async function publishToGithub(
   }
   return result;
 }
+
+/**
+ * A run's GitHub Actions output after its console summary: when {@link githubEnabled}
+ * (`flag` is `--github`), {@link publishToGithub}; else nothing. Returns the problems writing
+ * the files (for warnings: never fatal).
+ */
+export async function publishRun(flag: boolean | undefined, doc: ResultDoc, ctx: Omit<GithubContext, 'root'>): Promise<string[]> {
+  if (!githubEnabled(flag)) return [];
+  return (await publishToGithub(doc, ctx)).problems;
+}

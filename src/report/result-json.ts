@@ -10,7 +10,7 @@ import type { ShardRecord } from '../plan/shard.js';
 import type { MergeRecord } from '../merge/types.js';
 import type { JobResult, TurnResult } from '../run/types.js';
 import type { RunStats, TrialResult } from '../stats/index.js';
-import { configJson, decide, type Decision, type GateResult } from '../gate/index.js';
+import { configJson, type Decision, type GateResult } from '../gate/index.js';
 import { costJson, type RunCostMeta } from '../cost/result.js';
 
 /** The version of the result.json format written by this code (2: clustered intervals, three-state verdict, gates). */
@@ -41,8 +41,11 @@ export interface RunMeta {
   engines: (EngineConfig & { resolvedVersion?: string })[];
   options: Record<string, unknown>;
   exitCode: number;
-  /** The run's statistics and gates (gate/decide.ts); computed with the defaults when absent. */
-  decision?: Decision;
+  /**
+   * The run's statistics and gates (gate/decide.ts), computed once by the caller (the run
+   * driver, merge, a journal rebuild): result.json records this decision and never recomputes it.
+   */
+  decision: Decision;
 }
 
 /** Token counts as result.json writes them; `total` is the sum of the other four. */
@@ -305,7 +308,7 @@ export function buildResultJson(meta: RunMeta, results: JobResult[]): ResultDoc 
     { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   );
   const costs = results.filter((r) => r.costUsd !== undefined);
-  const decision = meta.decision ?? decide(trialsOf(results));
+  const decision = meta.decision;
   return {
     schema_version: RESULT_SCHEMA_VERSION,
     tool: meta.tool,

@@ -79,3 +79,19 @@ export async function resetIterationDir(root: string, n: number): Promise<{ dir:
   }
   return { dir, iteration: n };
 }
+
+/**
+ * The folder of one iteration under `root`: `n` = 0 the next free `iteration-N`
+ * ({@link createIterationDir}), else `iteration-n` emptied ({@link resetIterationDir}). Any
+ * file-system error (a write-only or unreadable folder, EACCES, ENOSPC …) becomes an
+ * OutputDirError naming the folder (exit code 2: the folder is the user's choice and nothing
+ * ran yet), never a stack trace. @throws OutputDirError
+ */
+export async function iterationTarget(root: string, n: number): Promise<{ dir: string; iteration: number }> {
+  try {
+    return await (n === 0 ? createIterationDir(root) : resetIterationDir(root, n));
+  } catch (e) {
+    if (e instanceof OutputDirError || typeof (e as NodeJS.ErrnoException).code !== 'string') throw e;
+    throw new OutputDirError(`cannot use the output folder ${root}: ${(e as Error).message}`);
+  }
+}

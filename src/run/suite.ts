@@ -25,7 +25,7 @@ import { trialsOf } from '../report/result-json.js';
 import { writeJobFiles, writeReports, type WriteResult } from '../report/write.js';
 import { lintSkill } from '../skill/lint.js';
 import { planSkillInstall, SkillInstallError } from '../skill/install.js';
-import { VERSION } from '../cli/version.js';
+import { VERSION } from '../util/version.js';
 import { finishIteration, jobHooks, type RunExtras } from './extras.js';
 import type { ResolvedSkill } from './job.js';
 import { openJournal, resumeOptions, type RunLog } from './log.js';
@@ -53,13 +53,17 @@ export interface RunPlan {
 /**
  * Plans the run: the selected cases × `engines` (given to the plan stage as
  * `PlanOptions.engines`) × variants × trials, then `--shard`'s part of it (whole cases, the
- * same split on every machine). Notes each case that runs only on engines this run leaves out.
+ * same split on every machine). `baseline` is whether the run has the without_skill arm (its
+ * `--baseline`/`--no-baseline` over eval.yaml's `benchmark.enabled`); `suite` is left as it is.
+ * Notes each case that runs only on engines this run leaves out.
  * @throws PlanError when no case runs on these engines.
  */
-export function planRun(suite: Suite, engines: EngineConfig[], options: PlanOptions, shard?: { spec: ShardSpec; variants: number }, notice: Notice = toStderr): RunPlan {
+export function planRun(suite: Suite, engines: EngineConfig[], options: PlanOptions, run: { baseline: boolean; shard?: ShardSpec }, notice: Notice = toStderr): RunPlan {
   const planOptions: PlanOptions = { ...options, engines: engines.map((e) => e.name) };
-  const fullPlan = planJobs(suite, planOptions);
-  const sharded = shard ? shardJobs(selectCases(suite, planOptions), fullPlan, shard.spec, { trials: options.trials, variants: shard.variants }) : undefined;
+  // The plan stage reads the arms from `benchmark.enabled`: plan a view of the suite with this run's.
+  const view: Suite = suite.benchmark.enabled === run.baseline ? suite : { ...suite, benchmark: { ...suite.benchmark, enabled: run.baseline } };
+  const fullPlan = planJobs(view, planOptions);
+  const sharded = run.shard ? shardJobs(selectCases(view, planOptions), fullPlan, run.shard, { trials: options.trials, variants: run.baseline ? 2 : 1 }) : undefined;
   const jobs = sharded?.jobs ?? fullPlan;
   const planned = new Set(jobs.map((j) => j.case.id));
   for (const c of suite.cases) {

@@ -1,7 +1,7 @@
 /**
  * The one did-you-mean of skill-up: the candidate a mistyped word (a key, a value, a flag, a
  * command) was most likely meant to be. Used by config, model-script and SKILL.md diagnostics
- * (src/config/schema-errors.ts) and by every command's argument parser (src/cli/args.ts).
+ * (src/config/schema-errors.ts) and by every command's argument parser (src/util/args.ts).
  * Kept free of other imports so the CLI's entry point can load it cheaply.
  */
 import { closest, distance } from 'fastest-levenshtein';

@@ -1,7 +1,7 @@
 /** alibaba/skill-up's run flags read before skill-up's parser (src/cli/alibaba-flags.ts). */
 import { describe, expect, it } from 'vitest';
 import { readAlibabaFlags, UNSUPPORTED_RUN_FLAGS } from '../../src/cli/alibaba-flags.js';
-import { UsageError } from '../../src/cli/args.js';
+import { UsageError } from '../../src/util/args.js';
 
 describe('readAlibabaFlags', () => {
   it('reads -v, -vv, --verbose, --verbose=N and --verbose=false, and takes them out', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { intFlag, numberFlag, parse, UsageError } from '../../src/cli/args.js';
+import { intFlag, numberFlag, parse, UsageError } from '../../src/util/args.js';
 import { maxCostFlag } from '../../src/cli/run-extras.js';
 
 describe('number flags take decimal numbers as people write them', () => {

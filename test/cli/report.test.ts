@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { reportFormats } from '../../src/cli/run.js';
+import { reportFormats } from '../../src/run/suite.js';
 import { makeResult } from '../run/helpers.js';
 import { runCli } from './helpers.js';
 

@@ -6,131 +6,21 @@
  * engines/<name>/adapter.test.ts.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EngineConfig } from '../../src/config/types.js';
+import { describe, expect, it } from 'vitest';
 import type { EngineDefinition } from '../../src/engine/definition.js';
 import { binOverrideVar } from '../../src/engine/known.js';
-import type { EngineAdapter, EngineContext, TranscriptTurn } from '../../src/engine/types.js';
-import { parseModelScript } from '../../src/model/script.js';
-import { startModelServer, type ModelServer } from '../../src/model/server.js';
-import { adapterTestCase, contractEngines, processesOf } from '../support/engine.js';
-
-const SCRIPT = `
-rules:
-  - name: fail
-    when: { prompt_contains: "please fail" }
-    error: { status: 500, message: "scripted failure for the contract test" }
-  - name: slow
-    when: { prompt_contains: "be slow" }
-    delay_ms: 120000
-    reply: [ { say: "too late" } ]
-  - name: load-skill
-    when: { prompt_contains: "greet", skill_listed: hello, skill_loaded: false }
-    reply: [ { use_skill: hello } ]
-  - name: after-skill
-    when: { skill_loaded: hello }
-    reply:
-      - { write_file: { path: greeting.txt, content: "Hello, World!\\n" } }
-      - { say: "Greeted as the skill says." }
-  - name: narrate
-    when: { prompt_contains: "narrate" }
-    reply:
-      - { say: "PROGRESS: I'll write notes.txt first." }
-      - { write_file: { path: notes.txt, content: "noted\\n" } }
-      - { say: "All done." }
-  - name: quiet-end
-    when: { prompt_contains: "quietly" }
-    reply:
-      - { say: "PROGRESS: I'll run ls first." }
-      - { run: "ls" }
-      - { say: "" }
-  - name: write
-    when: { prompt_contains: "write hello" }
-    reply:
-      - { write_file: { path: hello.txt, content: "hi\\n" } }
-      - { say: "Wrote hello.txt" }
-  - name: second-turn
-    when: { turn: 2 }
-    reply: [ { say: "Turn {{turn}}: earlier I wrote hello.txt." } ]
-  - reply: [ { say: "I don't know how to do that." } ]
-`;
-
-const SKILL_MD = `---
-name: hello
-description: Greets the user warmly. Use when the user asks for a greeting.
----
-# Hello
-Write greeting.txt with "Hello, World!".
-`;
-
-let server: ModelServer;
-let root: string;
-let jobs = 0;
-
-beforeAll(async () => {
-  server = await startModelServer({ script: parseModelScript(SCRIPT, 'contract-script.yaml') });
-  root = await mkdtemp(join(tmpdir(), 'skill-up-contract-'));
-}, 600_000);
-
-afterAll(async () => {
-  await server?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
+import { contractEngines, realEngineHarness } from '../support/engine.js';
 
 describe.each(contractEngines().map((d) => [d.name, d] as const))('%s: the engine contract (real binary, scripted model)', (_name, def: EngineDefinition) => {
-  let adapter: EngineAdapter;
-  const engine = (): EngineConfig => ({ name: def.name, displayName: def.name, version: def.testedVersion, model: { provider: 'scripted' }, kwargs: {} });
-
-  async function makeCtx(opts: { skill?: boolean; signal?: AbortSignal } = {}): Promise<EngineContext> {
-    const n = ++jobs;
-    const dir = join(root, `${def.name}-job-${n}`);
-    const ctx: EngineContext = {
-      jobId: `contract/${def.name}/job-${n}`,
-      engine: engine(),
-      case: adapterTestCase(`contract-${def.name}`),
-      variant: opts.skill ? 'with_skill' : 'without_skill',
-      trial: 1,
-      workspace: join(dir, 'workspace'),
-      homeDir: join(dir, 'home'),
-      outputDir: join(dir, 'out'),
-      installedSkills: opts.skill ? ['hello'] : [],
-      // An inherited PWD naming another folder, as when skill-up runs from a shell: it must not win.
-      baseEnv: { PATH: process.env.PATH, LANG: 'C.UTF-8', PWD: root },
-      signal: opts.signal ?? new AbortController().signal,
-      deadline: Infinity,
-      modelBaseUrl: server.url,
-    };
-    await mkdir(ctx.workspace, { recursive: true });
-    if (opts.skill) {
-      const at = join(ctx.workspace, def.skillDirs[0]!, 'hello');
-      await mkdir(at, { recursive: true });
-      await writeFile(join(at, 'SKILL.md'), SKILL_MD);
-    }
-    return ctx;
-  }
-
-  async function oneTurn(ctx: EngineContext, prompt: string, timeoutMs = 90_000): Promise<TranscriptTurn> {
-    const prepared = await adapter.prepare(ctx);
-    return adapter.runTurn(ctx, prepared, { index: 1, prompt, history: [prompt], timeoutMs });
-  }
-
-  /** No process of the job is left: none in its workspace, none with its HOME (after a moment for the kernel to reap). */
-  async function expectNoProcessLeft(ctx: EngineContext): Promise<void> {
-    await new Promise((r) => setTimeout(r, 200));
-    expect(processesOf(ctx.workspace, ctx.homeDir)).toEqual([]);
-  }
-
-  beforeAll(async () => {
-    if (!process.env[binOverrideVar(def.name)]) throw new Error(`${binOverrideVar(def.name)} is not set: run the tests through vitest.config.ts (its global set-up installs ${def.label})`);
-    adapter = await def.load();
-  });
+  const h = realEngineHarness(def.name, `contract/${def.name}`);
+  const { makeCtx, oneTurn, resumedPair, expectNoProcessLeft } = h;
+  const engine = () => h.engine();
 
   it('the adapter carries its definition, and check() reports the pinned version', async () => {
-    expect(adapter).toMatchObject({ name: def.name, skillDirs: [...def.skillDirs], supportsResume: def.supportsResume });
-    await expect(adapter.check!(engine())).resolves.toEqual({ version: def.testedVersion });
+    expect(h.adapter).toMatchObject({ name: def.name, skillDirs: [...def.skillDirs], supportsResume: def.supportsResume });
+    await expect(h.adapter.check!(engine())).resolves.toEqual({ version: def.testedVersion });
   }, 120_000);
 
   it('writes a file in the workspace, records the tool call, and leaves no process behind', async () => {
@@ -184,21 +74,9 @@ describe.each(contractEngines().map((d) => [d.name, d] as const))('%s: the engin
 
   it('two turns: the second resumes the first session and sees it', async () => {
     const ctx = await makeCtx();
-    const prepared = await adapter.prepare(ctx);
-    const t1 = await adapter.runTurn(ctx, prepared, { index: 1, prompt: 'write hello please', history: ['write hello please'], timeoutMs: 90_000 });
-    expect(t1.error).toBeUndefined();
-    const t2 = await adapter.runTurn(ctx, prepared, {
-      index: 2,
-      prompt: 'What did you do?',
-      sessionId: t1.sessionId,
-      history: ['write hello please', 'What did you do?'],
-      timeoutMs: 90_000,
-    });
-    expect(t2.error).toBeUndefined();
-    expect(t2.sessionId).toBe(t1.sessionId);
-    // The rule matches only when the engine sent turn 1 along: the session was resumed.
-    expect(t2.finalText).toBe('Turn 2: earlier I wrote hello.txt.');
-    expect(t2.toolCalls).toEqual([]);
+    // Turn 2's rule matches only when the engine sent turn 1 along: the session was resumed.
+    const { t1, t2 } = await resumedPair(ctx);
+    expect(t1.rawFiles[0]).toMatch(/^outputs\/turn-1\./);
     expect(t2.rawFiles[0]).toMatch(/^outputs\/turn-2\./);
   }, 200_000);
 
@@ -206,7 +84,7 @@ describe.each(contractEngines().map((d) => [d.name, d] as const))('%s: the engin
     const ctx = await makeCtx();
     const turn = await oneTurn(ctx, 'please fail now', 150_000);
     expect(turn.error?.kind).toBe('api');
-    expect(turn.error?.message).toContain('scripted failure for the contract test');
+    expect(turn.error?.message).toContain('scripted failure for the engine test');
     await expectNoProcessLeft(ctx);
   }, 200_000);
 
@@ -239,12 +117,12 @@ describe.each(contractEngines().map((d) => [d.name, d] as const))('%s: the engin
   it('a missing binary is an error of kind "missing" naming the override variable', async () => {
     const variable = binOverrideVar(def.name);
     const saved = process.env[variable];
-    process.env[variable] = join(root, `no-such-${def.bin}`);
+    process.env[variable] = join(h.root, `no-such-${def.bin}`);
     try {
       const turn = await oneTurn(await makeCtx(), 'write hello');
       expect(turn.error?.kind).toBe('missing');
       expect(turn.error?.message).toContain(variable);
-      await expect(adapter.check!(engine())).rejects.toThrow(/no such executable/);
+      await expect(h.adapter.check!(engine())).rejects.toThrow(/no such executable/);
     } finally {
       if (saved === undefined) delete process.env[variable];
       else process.env[variable] = saved;

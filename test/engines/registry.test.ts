@@ -25,14 +25,9 @@ import { PINNED } from '../setup/engines.js';
 import { contractEngines } from '../support/engine.js';
 import type { Suite } from '../../src/config/types.js';
 import { MINIMAL_CASE, writeSkill } from '../config/helpers.js';
+import { readmeRow, syncReadme, syncSchema } from '../../scripts/sync-engines.mjs';
 
 const REPO = join(import.meta.dirname, '..', '..');
-
-/** The README engine-table row of a definition (README.md, "### Engines"). */
-function readmeRow(d: EngineDefinition): string {
-  const needs = d.needs ? ` (needs ${d.needs})` : '';
-  return `| \`${d.name}\` | \`${d.npmPackage}\` ${d.testedVersion}${needs} | \`${d.skillDirs[0]}/<name>/\` | ${d.activation} |`;
-}
 
 /** What the README's engine table lacks or has too many, against the registry (empty when they agree). */
 function readmeDisagreements(readme: string, defs: readonly EngineDefinition[]): string[] {
@@ -112,11 +107,17 @@ describe('the engine registry is the one list of engines', () => {
   });
 
   it('the README engine table has exactly one row per engine, from its definition', () => {
-    expect(readmeDisagreements(readme(), defs)).toEqual([]);
+    expect(readmeDisagreements(readme(), defs), 'README.md disagrees with engines/index.ts: run `npm run sync:engines`').toEqual([]);
   });
 
   it('schemas/eval.schema.json names exactly the registry’s engines and aliases', () => {
-    expect(schemaDisagreements(schema(), defs)).toEqual([]);
+    expect(schemaDisagreements(schema(), defs), 'schemas/eval.schema.json disagrees with engines/index.ts: run `npm run sync:engines`').toEqual([]);
+  });
+
+  it('`npm run sync:engines` (scripts/sync-engines.mjs) leaves both copies as they are while they agree', () => {
+    const text = readFileSync(join(REPO, 'schemas', 'eval.schema.json'), 'utf8');
+    expect(syncReadme(readme(), defs)).toBe(readme());
+    expect(syncSchema(text, defs)).toBe(text);
   });
 });
 
@@ -163,6 +164,30 @@ describe('a new engine is one definition and one registry line', () => {
     unregister();
     unregister = undefined;
     expect(canonicalEngineName('claude-copy')).toBeUndefined();
+  });
+
+  it('`npm run sync:engines` writes the new engine into the README table and the schema, changing nothing else', () => {
+    unregister = registerEngine(copy);
+    const defs = engineDefinitions();
+    const schemaText = readFileSync(join(REPO, 'schemas', 'eval.schema.json'), 'utf8');
+    const newReadme = syncReadme(readme(), defs);
+    const newSchemaText = syncSchema(schemaText, defs);
+    // The new row stands after the built-in ones, before the custom-engine row; the checks pass on the result.
+    expect(newReadme).toContain(`${readmeRow(defs.at(-2)!)}\n${readmeRow(copy)}\n| any other name`);
+    expect(readmeDisagreements(newReadme, defs)).toEqual([]);
+    const newSchema = JSON.parse(newSchemaText) as Record<string, any>;
+    expect(newSchema.$defs.engine.properties.name.examples.slice(-2)).toEqual(['claude_copy', 'claude-copy']);
+    expect(schemaDisagreements(newSchema, defs)).toEqual([]);
+    // Nothing else moved: one README line added, and the schema differs only in that property.
+    expect(newReadme.split('\n').length).toBe(readme().split('\n').length + 1);
+    expect(newReadme.replace(`${readmeRow(copy)}\n`, '')).toBe(readme());
+    const changed = newSchemaText.split('\n').filter((l, i) => l !== schemaText.split('\n')[i]);
+    expect(changed.map((l) => l.trim().split(':')[0])).toEqual(['"description"', '"examples"']);
+    // Back to the registry without it, the sync restores the files exactly.
+    unregister();
+    unregister = undefined;
+    expect(syncReadme(newReadme, engineDefinitions())).toBe(readme());
+    expect(syncSchema(newSchemaText, engineDefinitions())).toBe(schemaText);
   });
 
   it('a taken name or alias is refused', () => {

@@ -48,7 +48,7 @@ function docOf(jobs: Job[], opts: { shard?: ShardRecord; hash?: string; started?
       durationMs: 600_000,
       interrupted: false,
       notRun: 0,
-      // As run writes it (src/cli/run-extras.ts): the cost notes over the run's jobs.
+      // As run writes it (src/run/extras.ts finishIteration): the cost notes over the run's jobs.
       cost: { notes: costNotes(opts.engines ?? [custom, codex], results) },
       engines: opts.engines ?? [custom, codex],
       options: { parallelism: 4, trials: opts.trials ?? null, baseline: true, argv: ['s', '--baseline', '--shard', `${opts.shard?.index}/${opts.shard?.count}`] },

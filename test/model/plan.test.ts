@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { groupSteps, planResponse } from '../../src/model/plan.js';
+import { fillTemplate, groupSteps, placeholderNames, planResponse, TEMPLATE_VARIABLES } from '../../src/model/plan.js';
 import { ANTHROPIC_TOOL_TABLE, parseAnthropicRequest } from '../../src/model/protocols/anthropic.js';
 import type { ModelRequest, ModelScript, Plan } from '../../src/model/types.js';
 import { loadCaptured, parseCaptured, prefix, script, wire, withFullSystemMessage } from './helpers.js';
@@ -188,5 +188,21 @@ rules:
         { kind: 'say', text: 'z' },
       ]),
     ).toEqual([{ texts: ['a', 'b'], action: { kind: 'use_skill', skill: 's' } }, { texts: [], action: { kind: 'run', command: 'c' } }, { texts: ['z'] }]);
+  });
+});
+
+describe('the placeholder grammar the script check and the fill share', () => {
+  const vars = { cwd: '/w', turn: 2, prompt: 'hi' };
+  it('fills exactly the placeholders the check reads as known names', () => {
+    const texts = ['{{cwd}}/a', '{{ turn }}:{{\tprompt\n}}', '{{{cwd}}}', '{{ cwd x }}', '{{}}', '{{nope}}', 'plain {', '{{cwd}'];
+    for (const t of texts) {
+      const known = placeholderNames(t).filter((n) => (TEMPLATE_VARIABLES as readonly string[]).includes(n));
+      const filled = fillTemplate(t, vars);
+      // Every known placeholder is replaced; every other one is left as written.
+      expect(placeholderNames(filled).filter((n) => (TEMPLATE_VARIABLES as readonly string[]).includes(n)), t).toEqual([]);
+      expect(placeholderNames(filled).length, t).toBe(placeholderNames(t).length - known.length);
+    }
+    expect(fillTemplate({ a: ['{{ turn }}:{{\tprompt\n}}', '{{{cwd}}}'] }, vars)).toEqual({ a: ['2:hi', '{/w}'] });
+    expect(placeholderNames('{{ cwd x }} {{}} {{nope}}')).toEqual(['cwd x', '', 'nope']);
   });
 });

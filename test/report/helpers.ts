@@ -1,12 +1,17 @@
 import type { JobResult } from '../../src/run/types.js';
-import { buildResultJson, type ResultDoc, type RunMeta } from '../../src/report/result-json.js';
+import { decide } from '../../src/gate/index.js';
+import { buildResultJson, trialsOf, type ResultDoc, type RunMeta } from '../../src/report/result-json.js';
 import { makeResult } from '../run/helpers.js';
 
 export { makeResult };
 
-/** Run metadata with every field set; override what a test needs. */
-export function makeMeta(over: Partial<RunMeta> = {}): RunMeta {
+/**
+ * Run metadata of `results` with every field set, its decision computed from them once with
+ * the default gates (as the run driver does); override what a test needs.
+ */
+export function makeMeta(results: JobResult[], over: Partial<RunMeta> = {}): RunMeta {
   return {
+    decision: decide(trialsOf(results)),
     tool: { name: 'skill-up', version: '0.1.0' },
     skill: { name: 'my-skill', path: '/skills/my-skill' },
     evalFile: '/skills/my-skill/evals/eval.yaml',
@@ -25,7 +30,7 @@ export function makeMeta(over: Partial<RunMeta> = {}): RunMeta {
 
 /** The result.json document of `results`. */
 export function makeDoc(results: JobResult[], over: Partial<RunMeta> = {}): ResultDoc {
-  return buildResultJson(makeMeta(over), results);
+  return buildResultJson(makeMeta(results, over), results);
 }
 
 /**

@@ -172,7 +172,7 @@ describe('a real run through the driver (src/run/suite.ts)', () => {
     const skill = writeRandomSuite(dir, { cases: uniformCases(3, 'pass_with=70 pass_without=30'), trials: 2, benchmark: true, formats: ['json', 'benchmark'] });
     const { suite } = await loadSuite(skill, { cwd: dir });
     const engines = suite.engines;
-    const { jobs } = planRun(suite, engines, { baseline: true });
+    const { jobs } = planRun(suite, engines, { baseline: true }, { baseline: true });
     const out = join(dir, 'out');
     const prepared = await prepareRun(suite, engines, out);
     const target = await createIterationDir(out);

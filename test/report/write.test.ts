@@ -21,7 +21,7 @@ describe('writeReports / writeDocReports', () => {
 
   it('always writes result.json, then each requested format', async () => {
     const dir = tmp();
-    const { written, skipped, doc } = await writeReports(dir, makeMeta(), results, ['junit', 'markdown', 'benchmark', 'html']);
+    const { written, skipped, doc } = await writeReports(dir, makeMeta(results), results, ['junit', 'markdown', 'benchmark', 'html']);
     expect(skipped).toEqual([]);
     expect(written.map((w) => w.slice(dir.length + 1))).toEqual(['result.json', 'report.xml', 'summary.md', 'benchmark.json', 'benchmark.md', 'report.html']);
     expect(read(join(dir, 'report.html'))).toMatch(/^<!doctype html>/i);
@@ -51,7 +51,7 @@ describe('writeReports / writeDocReports', () => {
       }),
     ];
     const dir = tmp();
-    await writeReports(dir, makeMeta(), leaky, ['junit', 'markdown', 'benchmark', 'html']);
+    await writeReports(dir, makeMeta(leaky), leaky, ['junit', 'markdown', 'benchmark', 'html']);
     for (const f of ['result.json', 'report.xml', 'summary.md', 'benchmark.json', 'benchmark.md', 'report.html', 'c/with_skill/run-1/grading.json']) {
       const t = read(join(dir, f));
       expect(t, f).not.toContain('sk-very-secret-value-123');

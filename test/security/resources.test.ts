@@ -260,7 +260,12 @@ describe.runIf(process.platform === 'linux')('the reaper: engine processes die w
     const started = files!.map((f) => Number(readFileSync(join(pids, f), 'utf8')));
     leftovers.push(...started);
     expect(started.every(alive)).toBe(true);
-    const reaper = childrenWith(child.pid!, 'groups=');
+    // The reaper starts as the first process group is watched, a moment after that group's spawn:
+    // on a loaded machine the pid files can be written first.
+    const reaper = (await waitFor(() => {
+      const r = childrenWith(child.pid!, 'groups=');
+      return r.length > 0 ? r : undefined;
+    }, 5000)) ?? [];
     expect(reaper, 'one reaper, a child of skill-up').toHaveLength(1);
     child.kill('SIGKILL');
     const t0 = Date.now();

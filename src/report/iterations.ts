@@ -5,7 +5,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ResultDoc } from '../report/result-json.js';
+import type { ResultDoc } from './result-json.js';
 
 /**
  * The first non-null `pick` over the readable result.json files of the iteration folders
@@ -23,7 +23,7 @@ export async function fromNewestIteration<T>(outputRoot: string, pick: (doc: Res
     .map((n) => ({ n, k: Number(/^iteration-(\d+)$/.exec(n)?.[1] ?? NaN) }))
     .filter((x) => Number.isInteger(x.k))
     .sort((a, b) => b.k - a.k);
-  const { loadResultDoc } = await import('../report/load.js');
+  const { loadResultDoc } = await import('./load.js');
   for (const it of iterations) {
     try {
       const { doc, file } = await loadResultDoc(join(outputRoot, it.n));

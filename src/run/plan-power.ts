@@ -5,7 +5,7 @@
 import type { Job } from '../plan/plan.js';
 import { ASSUMED_NOISE, detectableUplift, estimateNoise, powerTable, type NoiseModel } from '../stats/index.js';
 import { renderPowerTable } from '../report/power-table.js';
-import { fromNewestIteration } from './previous-iterations.js';
+import { fromNewestIteration } from '../report/iterations.js';
 
 /**
  * The flakiness of the newest iteration under `outputRoot` that has both variants (per case,

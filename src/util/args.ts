@@ -3,7 +3,7 @@
  * exit with code 2 instead of a stack trace.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { didYouMean } from '../util/did-you-mean.js';
+import { didYouMean } from './did-you-mean.js';
 
 /** A usage mistake: the CLI prints the message and the command's help hint, exit code 2. */
 export class UsageError extends Error {}
