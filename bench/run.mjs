@@ -9,6 +9,7 @@
 //   inputs: large and hostile inputs the tests check for correctness (a 64k-key YAML map,
 //         a 20 MB case file, RE2 on (a+)+$ against 1 MB): the time of each.
 //   html page: the 10,000-job report in Chromium (when installed): load, filter, open a case.
+//   journal: the cost of one synced line of the run journal (1,000 appends).
 //   stats: gates and verdicts by simulation through the CLI with a random agent (bench/stats.mjs):
 //         exit-code shares, verdict counts and PASS-vs-FAIL flips per scenario (BENCH_STATS_RUNS).
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
@@ -142,7 +143,8 @@ trials: ${TRIALS}
 // job results (2 engines × 250 cases × 2 variants × 10 trials), written to a temp folder;
 // prints the time of each format and the size of each file (target: all under 3 s).
 async function benchReports() {
-  const { buildResultJson } = await import('../dist/src/report/result-json.js');
+  const { buildResultJson, trialsOf } = await import('../dist/src/report/result-json.js');
+  const { decide } = await import('../dist/src/gate/index.js');
   const { writeDocReports, REPORT_FORMATS } = await import('../dist/src/report/write.js');
   const engines = ['claude_code', 'codex'];
   const results = [];
@@ -189,7 +191,8 @@ async function benchReports() {
   const root = mkdtempSync(join(tmpdir(), 'skill-up-bench-reports-'));
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const doc = buildResultJson(meta, results);
+  // The decision is part of the work: computed once here, as the run driver does.
+  const doc = buildResultJson({ ...meta, decision: decide(trialsOf(results)) }, results);
   const tDoc = performance.now() - t0;
   const times = {};
   const files = [];
@@ -237,7 +240,10 @@ async function benchHtmlPage(file) {
   }
   const { chromium } = await import('playwright-core');
   const { pathToFileURL } = await import('node:url');
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  // Chromium writes crash-report settings and caches under HOME / XDG_*: a temporary HOME, removed after.
+  const home = mkdtempSync(join(tmpdir(), 'skill-up-bench-chromium-home-'));
+  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache'), XDG_DATA_HOME: join(home, '.local/share') };
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'], env });
   try {
     const page = await browser.newPage();
     const t0 = performance.now();
@@ -257,7 +263,25 @@ async function benchHtmlPage(file) {
     console.log(`html page in Chromium          loaded in ${loadMs.toFixed(0)} ms, status filter ${filterMs.toFixed(0)} ms, case opened in ${openMs.toFixed(0)} ms  (targets: 10 s, 2 s, 2 s; about 0.3 s each when idle)`);
   } finally {
     await browser.close();
+    rmSync(home, { recursive: true, force: true });
   }
+}
+
+// journal: the cost of one synced journal line (test/run/journal.test.ts checks that an append
+// is one write of that line and one fdatasync; this times it).
+async function benchJournal() {
+  const { Journal } = await import('../dist/src/run/journal.js');
+  const root = mkdtempSync(join(tmpdir(), 'skill-up-bench-journal-'));
+  const j = await Journal.create(join(root, 'journal.jsonl'), { type: 'run', startedAt: new Date().toISOString() });
+  const n = Number(process.env.BENCH_JOURNAL_LINES ?? 1000);
+  const result = { id: 'job', status: 'pass', finalMessage: 'x'.repeat(2000), assertions: [] };
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await j.append({ ...result, id: `job-${i}` });
+  const perLine = (performance.now() - t0) / n;
+  await j.close();
+  console.log(`\n== journal: ${n} appended jobs of about 2 KB ==`);
+  console.log(`per synced line               ${perLine.toFixed(2)} ms  (write + fdatasync; about 0.3-0.5 ms on ext4, target well under 25 ms)`);
+  rmSync(root, { recursive: true, force: true });
 }
 
 // inputs: the large and hostile inputs of test/config/bad-input.test.ts and
@@ -347,4 +371,5 @@ if (!process.env.BENCH_SKIP_CLAUDE) await benchClaude();
 if (!process.env.BENCH_SKIP_ENGINES) await benchEngines();
 if (!process.env.BENCH_SKIP_REPORTS) await benchReports();
 if (!process.env.BENCH_SKIP_INPUTS) await benchInputs();
+if (!process.env.BENCH_SKIP_JOURNAL) await benchJournal();
 if (!process.env.BENCH_SKIP_STATS) await (await import('./stats.mjs')).benchStats(main);

@@ -3,8 +3,8 @@
  *
  * Drives the `claude` CLI (npm `@anthropic-ai/claude-code`, verified with 2.1.332) in print mode
  * with stream-json output, one process per user turn, later turns resuming the first turn's
- * session. The exact command line and environment are in README.md beside this file; the
- * facts behind them are in shared/engines/claude-code-and-codex.md §1–2. The lifecycle is
+ * session. The exact command line and environment, and the facts behind them, are in README.md
+ * beside this file. The lifecycle is
  * src/engine/cli-engine.ts; this file holds only Claude Code's own facts.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -49,7 +49,7 @@ export interface ClaudeState {
   configDir: string;
 }
 
-/** Drops a trailing `/` and `/v1`: Claude Code appends `/v1/messages` to `ANTHROPIC_BASE_URL` itself (§2.2). */
+/** Drops a trailing `/` and `/v1`: Claude Code appends `/v1/messages` to `ANTHROPIC_BASE_URL` itself. */
 export function normaliseAnthropicBaseUrl(url: string): string {
   return url.replace(/\/+$/, '').replace(/\/v1$/, '');
 }

@@ -79,7 +79,6 @@ describe('claude-code samples', () => {
     expect(s.numTurns).toBe(2);
     expect(s.engineDurationMs).toBeGreaterThan(0);
     expect(s.model).toBe('claude-opus-5-5');
-    expect(s.engineVersion).toBe('2.1.332');
     expect(s.terminalReason).toBe('completed');
     expect(s.error).toBeUndefined();
   });

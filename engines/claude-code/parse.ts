@@ -1,15 +1,14 @@
 /**
  * Claude Code `--output-format stream-json --verbose` output → the parts of a TranscriptTurn.
  *
- * Format source: shared/engines/claude-code-and-codex.md §2.4 (line types), §2.6 (skills),
- * §2.7 (errors), and the captured samples in shared/engines/samples/claude-code/
- * (`turn1-write`, `turn2-resume`, `skill-tool`, `error-500`, `error-500-with-2-retries`,
+ * Format source: engines/claude-code/README.md (output, skills, errors) and the captured
+ * samples in engines/claude-code/samples/ (`turn1-write`, `turn2-resume`, `skill-tool`, `error-500`, `error-500-with-2-retries`,
  * `include-partial-messages` `.stream.jsonl`, and `output-format-json-max-turns.json`, which is
  * the same `result` object `--output-format json` prints). Observed with Claude Code 2.1.332.
  *
  * Line types used (one JSON object per line; anything else is ignored):
- * - `{"type":"system","subtype":"init", session_id, model, skills[], terminal_slash_commands[],
- *   claude_code_version}` — not always line 1; found by subtype.
+ * - `{"type":"system","subtype":"init", session_id, model, skills[], terminal_slash_commands[]}` —
+ *   not always line 1; found by subtype.
  * - `{"type":"assistant","message":{id, model, content:[ONE block]}, is_api_error_message?}` —
  *   one line per content block (`text`, `tool_use {id,name,input}`, `thinking`); the same
  *   `message.id` repeats; `message.usage` is the message_start snapshot.
@@ -91,8 +90,6 @@ export interface ClaudeStreamSummary {
   numTurns?: number;
   /** Model named by the init line (else by the first assistant message). */
   model?: string;
-  /** `claude_code_version` of the init line. */
-  engineVersion?: string;
   /** Whether a `result` line was seen. */
   hasResult: boolean;
   /** `result.terminal_reason` (`completed`, `api_error`, `max_turns`, …). */
@@ -110,7 +107,7 @@ export interface ClaudeStreamSummary {
    *   `API Error:` result → `api` with the result text (which carries the API's message);
    * - any other result `is_error` → `crash` with the terminal reason and `errors[]`;
    * - no result line but an assistant line flagged `is_api_error_message` → `api` with its text.
-   * `subtype` is deliberately not used: an API error reports `subtype: "success"` (§2.7).
+   * `subtype` is deliberately not used: an API error reports `subtype: "success"`.
    */
   error?: EngineError;
 }
@@ -260,7 +257,6 @@ export class StreamJsonParser extends JsonLinesParser<ClaudeStreamSummary, Parse
       engineDurationMs: r ? num(r.duration_ms) : undefined,
       numTurns: r ? num(r.num_turns) : undefined,
       model: (init && str(init.model)) ?? this.firstModel,
-      engineVersion: init ? str(init.claude_code_version) : undefined,
       hasResult: r !== undefined,
       terminalReason: r ? str(r.terminal_reason) : undefined,
       apiRetries: this.apiRetries,

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EngineConfig } from '../../src/config/types.js';
 import type { EngineContext } from '../../src/engine/types.js';
-import { buildCodexArgs, buildCodexConfig, buildCodexEnv, codexAdapter, codexBaseUrl, decideError } from './adapter.js';
+import { buildCodexArgs, buildCodexConfig, buildCodexEnv, codexAdapter, codexBaseUrl, codexPermissionMode, decideError } from './adapter.js';
 import { parseCodexJson } from './parse.js';
 import { engineConfig, procResult, processesIn, pureCtx, realEngineHarness } from '../../test/support/engine.js';
 
@@ -66,6 +66,18 @@ describe('codex adapter (real binary, scripted model)', () => {
     expect(turn.toolCalls[0]).toMatchObject({ name: 'command_execution', output: "it's", isError: false });
     expect(turn.finalText).toBe('Ran: run a command for me');
   });
+
+  it('the permission mode recorded is what skill-up passed: the config’s policy, or the bypass flag with bypass_sandbox', async () => {
+    const plain = await oneTurn(await makeCtx(), 'Please write hello please');
+    expect(plain.error).toBeUndefined();
+    expect(plain.permissionMode).toBe('approval_policy "never", sandbox_mode "workspace-write"');
+    const ctx = await makeCtx({ engine: engine({ kwargs: { bypass_sandbox: 'true' } }) });
+    const bypassed = await oneTurn(ctx, 'Please write hello please');
+    expect(bypassed.error).toBeUndefined();
+    expect(await readFile(join(ctx.workspace, 'hello.txt'), 'utf8')).toBe('hi\n');
+    expect(bypassed.permissionMode).toBe('--dangerously-bypass-approvals-and-sandbox');
+    expect(codexPermissionMode(true)).toBe(bypassed.permissionMode);
+  }, 120_000);
 
   it('a skill in .codex/skills is found too', async () => {
     const ctx = await makeCtx({ skill: true, skillDir: '.codex/skills' });

@@ -5,8 +5,8 @@
  * turn, later turns continuing the first turn's thread with `codex exec resume <thread id>`.
  * Every job gets its own `CODEX_HOME` holding a generated `config.toml` whose custom model
  * provider points at the scripted model server or `engine.model.baseUrl` (codex ignores
- * `OPENAI_BASE_URL`). The exact command line and environment are in README.md beside this
- * file; the facts behind them are in shared/engines/claude-code-and-codex.md §1, §3 and §5.
+ * `OPENAI_BASE_URL`). The exact command line and environment, and the facts behind them, are
+ * in README.md beside this file and the captured output in samples/.
  */
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,7 +21,7 @@ import { codex } from './index.js';
 
 /** Model slug used with the scripted model when `engine.model.name` is unset: a slug codex
  * 0.171.0 knows, so it offers its full tool set (`apply_patch` included) and prints no
- * "Model metadata … not found" warning (§3.2, pitfall 12). */
+ * "Model metadata … not found" warning. */
 export const CODEX_SCRIPTED_DEFAULT_MODEL = 'gpt-5.5';
 
 /** Id of the model provider written into config.toml. */
@@ -51,6 +51,15 @@ export function codexBaseUrl(url: string, scripted: boolean): string {
   return scripted && !/\/v\d+$/.test(u) ? `${u}/v1` : u;
 }
 
+/**
+ * The permission mode of a codex job as skill-up passes it (codex's `--json` output reports
+ * none): `--dangerously-bypass-approvals-and-sandbox` with `bypass_sandbox`, else config.toml's
+ * `approval_policy = "never"` and `sandbox_mode = "workspace-write"` (buildCodexConfig).
+ */
+export function codexPermissionMode(bypassSandbox: boolean): string {
+  return bypassSandbox ? '--dangerously-bypass-approvals-and-sandbox' : 'approval_policy "never", sandbox_mode "workspace-write"';
+}
+
 /** `engine.kwargs.bypass_sandbox` is `true`/`1`/`yes`. */
 export function wantsBypass(engine: EngineConfig): boolean {
   return /^(true|1|yes|on)$/i.test(engine.kwargs.bypass_sandbox ?? '');
@@ -69,9 +78,9 @@ function tomlString(s: string): string {
  *   `env_key = "OPENAI_API_KEY"`; scripted: `request_max_retries = 0`, `stream_max_retries = 0`
  *   (a scripted 500 fails in ~1 s instead of backing off);
  * - `approval_policy = "never"`, `sandbox_mode = "workspace-write"` (also applies to `exec
- *   resume`, which has no `--sandbox` flag; §3.4) or `danger-full-access` with bypass;
+ *   resume`, which has no `--sandbox` flag) or `danger-full-access` with bypass;
  * - `check_for_update_on_startup = false`, `[analytics] enabled = false`, `[features] plugins,
- *   remote_plugin, apps = false` (no traffic but the model's, §3.1);
+ *   remote_plugin, apps = false` (no traffic but the model's);
  * - `[skills.bundled] enabled = false`: codex's 4 built-in skills (imagegen, openai-docs,
  *   skill-creator, skill-installer) are not listed, so the listing holds exactly the
  *   workspace's skills (verified with 0.171.0; pitfall 18).
@@ -116,7 +125,7 @@ export function buildCodexConfig(ctx: EngineContext, opts: { bypassSandbox?: boo
  * The environment of one job's `codex` processes: the allow-listed part of `ctx.baseEnv`
  * (`isolatedEnv`: `agentEnv` with the definition's `envAllow`, index.ts) and the suite's `environment.env`, plus `HOME=<homeDir>`,
  * `CODEX_HOME=<homeDir>/codex-home` (codex reads `$HOME/.agents/skills` too, so both are
- * private; §3.5), `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under `<homeDir>`, `NO_COLOR=1`, and:
+ * private), `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under `<homeDir>`, `NO_COLOR=1`, and:
  * - scripted model: `OPENAI_API_KEY=skill-up-job:<jobId>` (the server files each exchange
  *   under that job) or `dummy` without a job id, and NON_SCRIPTED_ROUTING_VARS removed;
  * - otherwise: `OPENAI_API_KEY` exactly as in the environment.
@@ -152,7 +161,7 @@ export function buildCodexArgs(opts: { prompt: string; lastMessageFile: string; 
   return { args };
 }
 
-/** `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<threadId>.jsonl`, or undefined (§3.4). */
+/** `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<threadId>.jsonl`, or undefined. */
 export async function findRolloutFile(codexHome: string, threadId: string): Promise<string | undefined> {
   const suffix = `-${threadId}.jsonl`;
   const walk = async (dir: string, depth: number): Promise<string | undefined> => {
@@ -212,7 +221,7 @@ function lastMessageRel(index: number): string {
  * Codex's part of the lifecycle: `<homeDir>/codex-home/config.toml` (`buildCodexConfig`) and the
  * environment (`buildCodexEnv`); per turn `codex <buildCodexArgs>`, stdout →
  * `outputs/turn-<n>.jsonl`, the last agent message → `outputs/turn-<n>.last-message.txt`. Codex
- * retries an unreachable endpoint forever (§3.6): the time limit is what ends such a turn.
+ * retries an unreachable endpoint forever: the time limit is what ends such a turn.
  *
  * `finalText` is the `-o` file when it is non-empty, else the last `agent_message`; tokens are
  * this turn's (codex's counters are cumulative over the thread: the previous turn's are carried
@@ -239,6 +248,7 @@ export const codexSpec: CliEngineSpec<CodexState, CodexStreamSummary, CodexUsage
   parser: (_ctx, _p, _turn, previous) => new CodexJsonParser({ previousUsage: previous }),
   carry: (parsed) => parsed.cumulativeUsage,
   errorFacts,
+  permissionMode: (_ctx, prepared) => codexPermissionMode(prepared.bypassSandbox),
   async afterTurn(ctx, prepared, turn, out) {
     // The -o file is the answer when it has one (a large one stays there: one copy on disk);
     // no -o file means the turn failed before an answer.

@@ -3,9 +3,8 @@
  * plus the few facts only the session's rollout file holds (the skill listing, `$skill`
  * mentions).
  *
- * Format source: shared/engines/claude-code-and-codex.md §3.3 (line types, parsing rules),
- * §3.4 (rollout file), §3.5 (skills), §3.6 (errors), and the captured samples in
- * shared/engines/samples/codex/ (`turn1-shell-write`, `turn2-resume`,
+ * Format source: engines/codex/README.md (output, rollout file, skills, errors) and the
+ * captured samples in engines/codex/samples/ (`turn1-shell-write`, `turn2-resume`,
  * `skill-mention-apply-patch`, `error-500`, `error-500-with-2-retries`,
  * `connection-refused-hangs`, `readonly-sandbox-unknown-model` `.jsonl`, and
  * `rollout-session-file.trimmed.jsonl`). Observed with Codex CLI 0.171.0.
@@ -23,7 +22,7 @@
  *   replaces the started one.
  * - `{"type":"turn.completed","usage":{input_tokens, cached_input_tokens,
  *   cache_write_input_tokens, output_tokens, reasoning_output_tokens}}` — tokens CUMULATIVE
- *   over the thread across `exec resume` (§3.3): callers pass the previous value to get this
+ *   over the thread across `exec resume`: callers pass the previous value to get this
  *   turn's share.
  * - `{"type":"error","message"}` — transient (`Reconnecting... 1/2 (…)`) or the final error;
  *   `{"type":"turn.failed","error":{"message"}}` — the turn failed (exit code 1).
@@ -279,13 +278,13 @@ export interface CodexRolloutSummary {
    * the text holds no model context at all. */
   skillsListed?: string[];
   /** Skills codex pasted into the conversation after a `$name` mention (user messages
-   * `<skill>\n<name>…</name>…`, §3.5), in order. */
+   * `<skill>\n<name>…</name>…`), in order. */
   mentioned: string[];
 }
 
 /**
- * Reads rollout records (`{timestamp, type, payload}` per line, §3.4;
- * samples/codex/rollout-session-file.trimmed.jsonl): `response_item` messages only. Pass the
+ * Reads rollout records (`{timestamp, type, payload}` per line;
+ * samples/rollout-session-file.trimmed.jsonl): `response_item` messages only. Pass the
  * whole file for `skillsListed` and the part written during a turn for that turn's `mentioned`.
  */
 export function parseRollout(text: string): CodexRolloutSummary {

@@ -4,8 +4,8 @@
  * Drives the `gemini` CLI (npm `@google/gemini-cli`, verified with 0.61.0) headless with
  * stream-json output, one process per user turn; the first turn presets the session id
  * (`--session-id`), later turns `--resume` it. The exact command line, environment and
- * settings are in README.md beside this file; the facts behind them are in
- * shared/engines/opencode-gemini-qwen-docker.md §3 and the package's own docs
+ * settings are in README.md beside this file; the facts behind them are there, in the captured
+ * output in samples/ and in the package's own docs
  * (`bundle/docs/cli/headless.md`, `cli/skills.md`, `reference/configuration.md`), each
  * re-checked against the real binary by adapter.test.ts.
  */
@@ -18,6 +18,9 @@ import type { EngineContext, EngineError } from '../../src/engine/types.js';
 import { GeminiStreamParser, type GeminiRawStats, type GeminiStreamSummary } from './parse.js';
 import { geminiCli } from './index.js';
 
+/** `--approval-mode` of every turn: `yolo` runs every tool without asking (headless, the turn has no one to ask). */
+export const GEMINI_APPROVAL_MODE = 'yolo';
+
 /** Prompts longer than this many bytes go to stdin instead of argv (Linux caps one argument at 128 KiB). */
 const MAX_ARGV_PROMPT_BYTES = 100_000;
 
@@ -26,7 +29,7 @@ const MAX_ARGV_PROMPT_BYTES = 100_000;
 export const DEFAULT_SCRIPTED_MODEL = 'gemini-2.5-flash';
 
 /** Skills Gemini CLI 0.61.0 always lists (bundled in the package); disabled so the model's
- * listing holds only the skills under test (shared doc §3 "Skills"). */
+ * listing holds only the skills under test. */
 export const BUILTIN_SKILLS = ['skill-creator', 'antigravity-support'] as const;
 
 /** Variables removed from the environment when the model is scripted, because each would pick
@@ -99,14 +102,14 @@ export interface GeminiSettings {
  * The settings of one job:
  * - `security.auth.selectedType: "gemini-api-key"` when scripted, or when a base URL or
  *   `GEMINI_API_KEY` is in use (without it, `GOOGLE_GEMINI_BASE_URL` makes the CLI pick the
- *   `gateway` auth type and exit 41 "Invalid auth method selected", shared doc §3);
+ *   `gateway` auth type and exit 41 "Invalid auth method selected");
  *   `vertex-ai` when `GOOGLE_GENAI_USE_VERTEXAI` is true; else left to the CLI.
  * - telemetry, usage statistics, auto-update and its notification, checkpointing: off; the
  *   trust dialog off (`GEMINI_CLI_TRUST_WORKSPACE` also trusts the workspace, so `yolo` stays
  *   `yolo`).
  * - scripted only: `general.maxAttempts: 1` and `general.retryFetchErrors: false`, so a
  *   scripted 500/429 or an unreachable server ends the turn at once (defaults: 10 attempts
- *   with backoff; "still retrying after 120 s" for an unreachable endpoint, shared doc §6).
+ *   with backoff; "still retrying after 120 s" for an unreachable endpoint).
  * - `model.maxSessionTurns`: the case's `max_turns` (model requests per invocation; exit 53
  *   when reached), -1 (unlimited) when ≤ 0.
  * - `skills.disabled`: the built-in skills, except any of the same name under test.
@@ -182,7 +185,7 @@ export function buildGeminiEnv(ctx: EngineContext): ProcessEnv {
  * `--prompt=` instead (gemini appends `-p` to its stdin input; verified).
  */
 export function buildGeminiArgs(opts: { prompt: string; model?: string; resume?: string; sessionId?: string }): { args: string[]; stdin?: string } {
-  const args = ['--output-format', 'stream-json', '--approval-mode', 'yolo', '--extensions', 'none'];
+  const args = ['--output-format', 'stream-json', '--approval-mode', GEMINI_APPROVAL_MODE, '--extensions', 'none'];
   if (opts.model) args.push('-m', opts.model);
   if (opts.resume) args.push('--resume', opts.resume);
   else if (opts.sessionId) args.push('--session-id', opts.sessionId);
@@ -214,8 +217,8 @@ function errorFacts(parsed: GeminiStreamSummary): ErrorFacts {
  * Gemini CLI's part of the lifecycle: `<homeDir>/.gemini/settings.json` (`buildGeminiSettings`,
  * no secrets), `<homeDir>/tmp` and the environment (`buildGeminiEnv`). Per turn `gemini
  * <buildGeminiArgs>`, stdout → `outputs/turn-<n>.stream.jsonl` (a file, so it is always fully
- * drained: gemini dies of EPIPE before calling the model if its stdout is closed early, shared
- * doc §3). The first turn presets a fresh session UUID (`--session-id`), so the id is known even
+ * drained: gemini dies of EPIPE before calling the model if its stdout is closed early). The
+ * first turn presets a fresh session UUID (`--session-id`), so the id is known even
  * if the process dies before printing it; later turns pass `--resume <id>` (same cwd and
  * GEMINI_CLI_HOME, which the job keeps). Tokens are this invocation's (`result.stats`, the
  * session's last raw stats carried in case they are cumulative); gemini reports no cost.
@@ -238,6 +241,8 @@ export const geminiCliSpec: CliEngineSpec<GeminiState, GeminiStreamSummary, Gemi
   parser: (ctx, _p, _turn, previous) => new GeminiStreamParser({ ...(ctx.case.maxTurns > 0 ? { maxTurns: ctx.case.maxTurns } : {}), ...(previous ? { previous } : {}) }),
   carry: (parsed) => parsed.rawStats,
   errorFacts,
+  // gemini's stream-json output names no approval mode: record the one buildGeminiArgs passes.
+  permissionMode: () => GEMINI_APPROVAL_MODE,
 };
 
 /** The adapter. One instance serves every job. */

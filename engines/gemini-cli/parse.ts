@@ -1,8 +1,8 @@
 /**
  * Gemini CLI `--output-format stream-json` output → the parts of a TranscriptTurn.
  *
- * Format sources: shared/engines/opencode-gemini-qwen-docker.md §3 ("stream-json lines"), the
- * captured samples in shared/engines/samples/gemini-cli/ (`run1-write`, `run2-resume`,
+ * Format sources: engines/gemini-cli/README.md, the captured samples in
+ * engines/gemini-cli/samples/ (`run1-write`, `run2-resume`,
  * `run3-skill`, `run5-bash` `.stream.jsonl`, and `run4-write-autorouter.json`, the single object
  * of `--output-format json`), the package's own docs (`bundle/docs/cli/headless.md`) and the
  * emitter in the 0.61.0 bundle (`runNonInteractive`, `handleError`,
@@ -284,7 +284,7 @@ export function parseGeminiStream(text: string, opts: GeminiParseOptions = {}): 
   return parseLines(new GeminiStreamParser(opts), text);
 }
 
-/** The `--output-format json` object (shared doc §3; sample `run4-write-autorouter.json`). */
+/** The `--output-format json` object (sample `run4-write-autorouter.json`). */
 function fromJsonOutput(o: Json, opts: GeminiParseOptions): GeminiStreamSummary {
   // No tool_use lines here, so the cumulative-counter check would misfire: no `previous`.
   const p = new GeminiStreamParser({ ...opts, previous: undefined });

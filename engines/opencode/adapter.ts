@@ -4,8 +4,8 @@
  * Drives `opencode run --format json` (npm `opencode-ai`, verified with 1.18.33; a Bun-compiled
  * binary shipped inside the npm package), one process per user turn, later turns continuing the
  * first turn's session with `--session <ses_…>`. The exact command line, environment and config
- * are in README.md beside this file; the facts behind them are in
- * shared/engines/opencode-gemini-qwen-docker.md §2 and §6 and in this adapter's own runs.
+ * are in README.md beside this file, with the facts behind them (the captured output in samples/
+ * and this adapter's own runs).
  */
 import { access, constants, mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
@@ -25,7 +25,7 @@ export const DEFAULT_SCRIPTED_MODEL = 'scripted-model';
 /**
  * A dead loopback port for npm: on every run OpenCode starts a background `npm install` of its
  * plugin/TUI dependencies into `$XDG_CONFIG_HOME/opencode`; pointed here it fails at once and
- * silently, and the run is unaffected (doc §6).
+ * silently, and the run is unaffected.
  */
 export const DEAD_NPM_REGISTRY = 'http://127.0.0.1:9/';
 
@@ -176,14 +176,22 @@ function errorFacts(parsed: OpencodeSummary): ErrorFacts {
   return { completed: parsed.finishedSteps > 0, noResult: 'opencode exited 0 without a finished step in its --format json output' };
 }
 
+/**
+ * The permission mode of every OpenCode turn, as skill-up passes it: the config's
+ * `permission: {"*": "allow"}` (built-in skills denied, buildOpencodeConfig) and `--auto`
+ * (buildOpencodeArgs). OpenCode's output does not report one.
+ */
+export const OPENCODE_PERMISSION_MODE = 'permission "*": "allow", --auto';
+
 /** Why OpenCode cannot run without ripgrep. */
 const NO_RIPGREP =
   'opencode needs ripgrep (`rg`) on PATH: without it its skill, grep and glob tools fail ("ripgrep execution failed") and it tries to download rg. Install it (e.g. `apt-get install ripgrep`).';
 
 /**
  * OpenCode's part of the lifecycle: `<homeDir>/.config/opencode/opencode.json`
- * (`buildOpencodeConfig`) and the environment (`buildOpencodeEnv`); no `rg` on PATH makes every
- * turn `missing`. Per turn `opencode <buildOpencodeArgs>` with the prompt on stdin, stdout →
+ * (`buildOpencodeConfig`) and the environment (`buildOpencodeEnv`); no `rg` on PATH makes
+ * `check` and `skill-up engines check` fail and every turn `missing` (`requires`). The
+ * permission mode recorded is OPENCODE_PERMISSION_MODE. Per turn `opencode <buildOpencodeArgs>` with the prompt on stdin, stdout →
  * `outputs/turn-<n>.opencode.jsonl`. Tokens and `costUsd` (USD) are this invocation's (sums over
  * its `step_finish` lines, which are per model call).
  */
@@ -199,13 +207,14 @@ export const opencodeSpec: CliEngineSpec<OpencodeState, OpencodeSummary> = {
     await writeFile(configFile, JSON.stringify(config, null, 2) + '\n');
     return { env, configFile, model: (config.model as string | undefined) ?? '', maxSteps };
   },
-  afterResolve: async (_bin, prepared) => ((await ripgrepOnPath(prepared.env.PATH)) ? undefined : NO_RIPGREP),
+  requires: async (_bin, env) => ((await ripgrepOnPath(env.PATH)) ? undefined : NO_RIPGREP),
   command: (ctx, prepared, turn) => ({
     args: buildOpencodeArgs({ model: prepared.model || undefined, session: turn.sessionId, title: `skill-up ${ctx.jobId ?? ctx.case.id}` }),
     stdin: turn.prompt,
   }),
   parser: (_ctx, prepared) => new OpencodeJsonParser({ maxSteps: prepared.maxSteps || undefined }),
   errorFacts,
+  permissionMode: () => OPENCODE_PERMISSION_MODE,
 };
 
 /** The adapter. One instance serves every job. */

@@ -24,7 +24,7 @@ export const opencode: EngineDefinition = {
   npmPackage: 'opencode-ai',
   bin: 'opencode',
   testedVersion: '1.18.33',
-  // Doc §2 "Skills": project skills are found in all of these; skill-up installs into the first.
+  // Skills: project skills are found in all of these; skill-up installs into the first.
   skillDirs: ['.opencode/skills', '.opencode/skill', '.claude/skills', '.agents/skills'],
   supportsResume: true,
   activation: 'the `skill` tool',

@@ -1,6 +1,6 @@
 /**
  * Parser tests over the real OpenCode 1.18.33 `--format json` output captured in
- * shared/engines/samples/opencode/ (every `run*.jsonl`), plus synthetic lines for the shapes the
+ * engines/opencode/samples/ (every `run*.jsonl`), plus synthetic lines for the shapes the
  * samples do not show (a failed tool, an HTTP error line, the step limit).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

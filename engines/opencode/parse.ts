@@ -1,8 +1,8 @@
 /**
  * OpenCode `opencode run --format json` output → the parts of a TranscriptTurn.
  *
- * Format source: shared/engines/opencode-gemini-qwen-docker.md §2 ("`--format json` event
- * lines") and the captured samples in shared/engines/samples/opencode/ (`run1-write`,
+ * Format source: engines/opencode/README.md and the captured samples in
+ * engines/opencode/samples/ (`run1-write`,
  * `run2-resume`, `run3-skill`, `run4-bash`, `run5-error-unreachable` `.jsonl`), observed with
  * opencode-ai 1.18.33; the failed-tool shape (`state.status:"error"`, `state.error`) and the
  * HTTP-error line (`data.statusCode`, `data.responseBody`) were seen in this adapter's own runs.

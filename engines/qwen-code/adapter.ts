@@ -4,9 +4,9 @@
  * Drives the `qwen` CLI (npm `@qwen-code/qwen-code`, verified with 0.24.4; a pure-JS bundle that
  * runs on Node 20 despite declaring `node>=22`) headless with `--output-format stream-json`, one
  * process per user turn, later turns resuming the first turn's session with `--resume <id>` in
- * the same workspace. The exact command line, environment and settings are in README.md beside
- * this file; the facts behind them are in shared/engines/opencode-gemini-qwen-docker.md §4 and §6
- * and in this adapter's own runs.
+ * the same workspace. The exact command line, environment and settings, and the facts behind
+ * them (the captured output in samples/ and this adapter's own runs), are in README.md beside
+ * this file.
  */
 import { chmod, mkdir, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -36,7 +36,7 @@ export interface QwenState {
 
 /**
  * `$QWEN_HOME/settings.json` of one job (no secret in it): managed auto-memory and auto-dream
- * off (otherwise a background "memory extraction" subagent makes extra model calls, doc §4),
+ * off (otherwise a background "memory extraction" subagent makes extra model calls),
  * bundled skills off (the model's listing then holds only the workspace's and user's skills),
  * auto-update, usage statistics and telemetry off; with a scripted model also
  * `model.generationConfig.maxRetries: 0` (a scripted error is deterministic).

@@ -21,7 +21,7 @@ export const qwenCode: EngineDefinition = {
   npmPackage: '@qwen-code/qwen-code',
   bin: 'qwen',
   testedVersion: '0.24.4',
-  // Doc §4 "Skills": PROJECT_SKILL_DIRS = [".qwen", ".agents"]; `.claude/skills` is not read.
+  // Skills: PROJECT_SKILL_DIRS = [".qwen", ".agents"]; `.claude/skills` is not read.
   skillDirs: ['.qwen/skills', '.agents/skills'],
   supportsResume: true,
   activation: 'the `skill` tool',

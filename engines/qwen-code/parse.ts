@@ -2,15 +2,15 @@
  * Qwen Code `--output-format stream-json` (JSONL) and `--output-format json` (one JSON array of
  * the same objects) → the parts of a TranscriptTurn.
  *
- * Format source: shared/engines/opencode-gemini-qwen-docker.md §4 ("stream-json lines") and the
- * captured samples in shared/engines/samples/qwen-code/ (`run1-write`, `run2-resume`,
+ * Format source: engines/qwen-code/README.md and the captured samples in
+ * engines/qwen-code/samples/ (`run1-write`, `run2-resume`,
  * `run3-skill`, `run5-error-unreachable`, `run6-bash` `.stream.jsonl`, and `run4-write.json`),
  * observed with @qwen-code/qwen-code 0.24.4; the HTTP-error texts (`[API Error: 500 …]`) and the
  * session-cumulative `result.usage` on `--resume` were seen in this adapter's own runs.
  *
  * Objects used (every one carries `uuid` and `session_id`; anything else is ignored):
  * - `{"type":"system","subtype":"init", session_id, cwd, tools[], model, permission_mode,
- *   slash_commands[], qwen_code_version}` — first;
+ *   slash_commands[]}` — first;
  * - `{"type":"assistant", parent_tool_use_id, message:{id, model, content:[text | tool_use
  *   {id, name, input}], stop_reason, usage:{input_tokens, output_tokens,
  *   cache_read_input_tokens?, total_tokens}}}` — one per model response, its usage that
@@ -84,8 +84,6 @@ export interface QwenSummary {
   numTurns?: number;
   /** `init.model`. */
   model?: string;
-  /** `init.qwen_code_version`. */
-  engineVersion?: string;
   /** `init.slash_commands`: built-in commands and the skills Qwen Code found (unlabelled). */
   slashCommands?: string[];
   /** Tools offered to the model: `init.tools`, in its order. Undefined without an init line. */
@@ -230,7 +228,6 @@ export class QwenStreamParser extends JsonLinesParser<QwenSummary, QwenParseOpti
       engineDurationMs: r ? num(r.duration_ms) : undefined,
       numTurns: r ? num(r.num_turns) : undefined,
       model: init ? str(init.model) : undefined,
-      engineVersion: init ? str(init.qwen_code_version) : undefined,
       slashCommands: init ? strings(init.slash_commands) : undefined,
       ...(init && Array.isArray(init.tools) ? { toolsOffered: strings(init.tools) } : {}),
       ...(init && str(init.permission_mode) ? { permissionMode: str(init.permission_mode) } : {}),

@@ -14,7 +14,7 @@ import { checkArtifactGlob, checkWorkspacePath, fileKind, fileKindProblem, outsi
 import { checkTimeoutSeconds } from './limits.js';
 import { checkSuiteEnvRefs } from './custom.js';
 import { warnUnsupportedSections } from './unsupported.js';
-import { nearest } from './schema-errors.js';
+import { nearest, type Phraser } from './schema-errors.js';
 import type { Field } from './yaml-source.js';
 
 /** The eval-level result of {@link buildEval}. */
@@ -102,10 +102,21 @@ function retryOn(f: Field): ('timeout' | 'error')[] {
   return f.strings().filter((s): s is 'timeout' | 'error' => s === 'timeout' || s === 'error');
 }
 
+/** Runtimes the schema leaves out but {@link buildEnvironment} refuses with a message of its own. */
+const REFUSED_RUNTIMES: ReadonlySet<unknown> = new Set(['docker', 'opensandbox']);
+
+/**
+ * Rewords eval.yaml's schema problems: `environment.type: docker` (or `opensandbox`) is not in
+ * the schema's enum, so editors flag it, but {@link buildEnvironment} says why in its own
+ * message: the enum error is dropped there, so the user reads one message.
+ */
+export const phraseEvalSchema: Phraser = (p) =>
+  p.error.keyword === 'enum' && p.segments.join('.') === 'environment.type' && REFUSED_RUNTIMES.has(p.field.value) ? [] : undefined;
+
 function buildEnvironment(f: Field): Suite['environment'] {
   const written = f.get('type').str() ?? 'none';
   if (written === 'opensandbox') {
-    f.get('type').error('environment type `opensandbox` is not supported by skill-up; use `none` (a temp folder on this machine) or `docker`');
+    f.get('type').error('environment type `opensandbox` is not supported by skill-up; use `none` (a temp folder on this machine, the only runtime today)');
   }
   const type = written === 'docker' ? 'docker' : 'none';
   const env: Suite['environment'] = {

@@ -11,7 +11,8 @@ import type { CaseSpec, JudgeSpec, Suite } from './types.js';
 import { buildCase, idFromFileName, type CaseDefaults } from './case.js';
 import { ConfigError, DiagnosticBag, type Diagnostic } from './diagnostics.js';
 import { isFile, resolveEvalFile, skillRootOf } from './discover.js';
-import { buildEval } from './eval.js';
+import { buildEval, phraseEvalSchema } from './eval.js';
+import { outsideSkillProblem } from './paths.js';
 import { reportSchemaErrors } from './schema-errors.js';
 import { Field, readYamlSource, type YamlSource } from './yaml-source.js';
 
@@ -153,7 +154,7 @@ function checkDocument(root: Field, kind: 'eval' | 'case'): boolean {
     root.error(`${what} must be ${wanted}, but this file is ${got}${hint}`);
     return false;
   }
-  reportSchemaErrors(kind, root);
+  reportSchemaErrors(kind, root, kind === 'eval' ? phraseEvalSchema : undefined);
   return true;
 }
 
@@ -262,8 +263,9 @@ async function lintSkills(dirs: string[], evalRoot: Field, skillDir: string, bag
 async function checkSkillSelections(skills: Suite['skills'], evalRoot: Field, skillDir: string, bag: DiagnosticBag): Promise<void> {
   const explicit = evalRoot.get('skills').items().length > 0;
   for (const [i, s] of skills.entries()) {
-    // A missing SKILL.md is lintSkill's to report.
-    if (!isFile(path.join(s.path, 'SKILL.md'))) continue;
+    // A missing SKILL.md, or one that leads out of the skill folder, is lintSkill's to report (once).
+    const skillMd = path.join(s.path, 'SKILL.md');
+    if (!isFile(skillMd) || outsideSkillProblem(s.path, skillMd) !== undefined) continue;
     try {
       await planSkillInstall({ skillDir: s.path, include: s.include, exclude: s.exclude });
     } catch (e) {

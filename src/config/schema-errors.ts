@@ -135,6 +135,10 @@ function parsePointer(pointer: string): Segment[] {
 function describeError(kind: SchemaKind, segments: Segment[], e: ErrorObject): Phrasing {
   const here = schemaAt(kind, segments) ?? (e.parentSchema) ?? {};
   const p = e.params as Record<string, unknown>;
+  // A constraint a generic sentence would explain badly (an empty list that checks nothing)
+  // carries its own wording: `x-messages: {minItems: "…"}`.
+  const own = (here['x-messages'] as Record<string, unknown> | undefined)?.[e.keyword];
+  if (typeof own === 'string') return { message: own, at: 'value' };
   switch (e.keyword) {
     case 'additionalProperties': {
       const key = String(p.additionalProperty);

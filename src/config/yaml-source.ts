@@ -13,12 +13,38 @@ import type { DiagnosticBag } from './diagnostics.js';
 import { fileKind, fileKindProblem } from './paths.js';
 
 /**
- * Options every YAML file of skill-up is parsed with. `uniqueKeys: false` switches off the
+ * Options every YAML file of skill-up is parsed with. The YAML 1.2 core schema only (even
+ * under a `%YAML 1.1` directive), with `resolveKnownTags: false`: the `yaml` package would
+ * otherwise turn YAML 1.1 tags into values no field expects (`!!binary` a byte array, `!!set`
+ * a Set, `!!omap` a Map, `!!timestamp` a Date). Such a tag is left unresolved and
+ * {@link parseYaml} refuses it ({@link tagMessage}). `uniqueKeys: false` switches off the
  * `yaml` package's own duplicate-key check, which compares every key with every earlier key
  * of its map (quadratic: a 64k-key map took 23 s); {@link duplicateKeys} does the same check
- * in linear time.
+ * in linear time. Options from the `yaml` documentation (Parse and Schema options).
  */
-export const YAML_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: false } as const;
+export const YAML_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: false, schema: 'core', resolveKnownTags: false } as const;
+
+/** The explicit tags skill-up reads: those of the YAML 1.2 core schema (`!!str`, `!!int`, …). */
+export const CORE_TAGS: ReadonlySet<string> = new Set(['str', 'int', 'float', 'bool', 'null', 'map', 'seq'].map((t) => `tag:yaml.org,2002:${t}`));
+
+/** A resolved tag as written: `tag:yaml.org,2002:binary` → `!!binary`; a local `!foo` stays; any other URI `!<uri>`. */
+export function shortTag(tag: string): string {
+  if (tag.startsWith('tag:yaml.org,2002:')) return `!!${tag.slice('tag:yaml.org,2002:'.length)}`;
+  return tag.startsWith('!') ? tag : `!<${tag}>`;
+}
+
+/**
+ * The message for an explicit tag the core schema does not resolve (the `yaml` package's
+ * `TAG_RESOLVE_FAILED` warning): a tag outside the core schema ("YAML tag `!!binary` is not
+ * supported here; write a plain string"), or a core tag that does not fit its value
+ * (`!!int abc`). `where` replaces "here" (e.g. `in frontmatter`).
+ */
+export function tagMessage(tag: string, where = 'here'): string {
+  const short = shortTag(tag);
+  if (CORE_TAGS.has(tag)) return `YAML tag \`${short}\` does not fit this value; remove the tag`;
+  const plain: Record<string, string> = { '!!omap': 'a plain map', '!!set': 'a plain list', '!!pairs': 'a plain list of maps' };
+  return `YAML tag \`${short}\` is not supported ${where}; write ${plain[short] ?? 'a plain string'}`;
+}
 
 /** Deepest nesting of maps and lists skill-up reads in a YAML file; deeper is an error (a recursion would overflow the stack). */
 export const MAX_YAML_DEPTH = 256;
@@ -261,8 +287,9 @@ export function readYamlSource(file: string, bag: DiagnosticBag): YamlSource {
 /**
  * Parses `text` as the contents of `file` (see {@link readYamlSource}); `readable` false (or
  * `options.readable` false) marks a file that could not be read. Syntax errors, duplicate
- * keys, nesting past {@link MAX_YAML_DEPTH} and maps as keys go into `bag` as errors, YAML
- * warnings as warnings. Never throws for bad input.
+ * keys, nesting past {@link MAX_YAML_DEPTH}, maps as keys and explicit tags outside the core
+ * schema ({@link tagMessage}) go into `bag` as errors, other YAML warnings as warnings. Never
+ * throws for bad input.
  */
 export function parseYaml(file: string, text: string, bag: DiagnosticBag, readable: boolean | ParseYamlOptions = true): YamlSource {
   const options: ParseYamlOptions = typeof readable === 'boolean' ? { readable } : readable;
@@ -304,12 +331,19 @@ export function parseYaml(file: string, text: string, bag: DiagnosticBag, readab
     const { line, col } = pos(dups.found[dups.found.length - 1]!.offset);
     bag.error(file, line, col, '', `YAML syntax error${label}: … and ${dups.more.toLocaleString('en-US')} more keys written twice in the same map (not listed)`);
   }
+  // An explicit tag the core schema does not resolve: `yaml` warns (at the tag) and falls back
+  // to the untagged value, which would then be checked as if the tag were not there.
+  let tagErrors = 0;
   for (const w of doc.warnings) {
     const { line, col } = pos(w.pos[0]);
-    bag.warn(file, line, col, '', `YAML: ${yamlMessage(w.message, w.code)}`);
+    if (w.code === 'TAG_RESOLVE_FAILED') {
+      tagErrors++;
+      const tag = /^Unresolved tag: (\S+)/.exec(w.message)?.[1] ?? '?';
+      bag.error(file, line, col, '', tagMessage(tag, label ? label.trim() : 'here'));
+    } else bag.warn(file, line, col, '', `YAML: ${yamlMessage(w.message, w.code)}`);
   }
   let data: unknown;
-  let ok = options.readable !== false && doc.errors.length === 0 && dups.found.length === 0;
+  let ok = options.readable !== false && doc.errors.length === 0 && dups.found.length === 0 && tagErrors === 0;
   try {
     data = doc.toJS({ maxAliasCount: 1000 }) ?? undefined;
   } catch (e) {

@@ -12,7 +12,7 @@ import type { EngineConfig } from '../config/types.js';
 import type { EngineDefinition } from './definition.js';
 import { agentEnv } from './env.js';
 import { describeFailure, readTail, runProcess, type ProcResult } from './proc.js';
-import { exchangeMark, fillOfferedFromModel } from '../model/offered.js';
+import { exchangeMark, fillOfferedFromModel, noteJobEngine } from '../model/offered.js';
 import { probeVersion, resolveEngineBinary } from './resolve.js';
 import { feedLines, processError, progressLine } from './turn.js';
 import {
@@ -108,11 +108,18 @@ export async function resolveForJob(def: Pick<EngineDefinition, 'name' | 'npmPac
 
 /**
  * The `check` of a CLI engine: resolves (installing a pinned version into the cache, with one
- * progress line) and returns the version the executable reports.
- * @throws EngineUnavailable when it cannot be resolved, installed or run.
+ * progress line), asks `requires` (when given) what else the engine needs, against
+ * skill-up's own environment (`process.env`), and returns the version the executable reports.
+ * @throws EngineUnavailable when it cannot be resolved, installed or run, or `requires` names a reason.
  */
-export async function checkEngineBinary(def: Pick<EngineDefinition, 'name' | 'npmPackage' | 'bin'>, version: string | undefined): Promise<{ version?: string }> {
+export async function checkEngineBinary(
+  def: Pick<EngineDefinition, 'name' | 'npmPackage' | 'bin'>,
+  version: string | undefined,
+  requires?: (bin: string, env: ProcessEnv) => Promise<string | undefined>,
+): Promise<{ version?: string }> {
   const r = await resolveEngineBinary({ npmPackage: def.npmPackage, bin: def.bin, version, engine: def.name, onProgress: progressLine });
+  const why = requires ? await requires(r.path, process.env) : undefined;
+  if (why) throw new EngineUnavailable(why);
   return { version: await probeVersion(r.path) };
 }
 
@@ -156,8 +163,9 @@ export interface TurnOutcome {
 /**
  * The `TranscriptTurn` of a parsed turn: `finalText`, `toolCalls`, `skillActivations`, `usage`
  * from the summary; `skillsListed`, `costUsd`, `toolsOffered`, `permissionMode` when the summary
- * has them; `sessionId` from the summary, else the outcome's; `durationMs` (rounded ms),
- * `exitCode`, `rawFiles` and `error` from the outcome.
+ * has them (`cliEngine` then fills a missing `permissionMode` from the spec's hook); `sessionId`
+ * from the summary, else the outcome's; `durationMs` (rounded ms), `exitCode`, `rawFiles` and
+ * `error` from the outcome.
  */
 export function turnFromSummary(base: TranscriptTurn, s: ParserSummary, o: TurnOutcome): TranscriptTurn {
   const out: TranscriptTurn = {
@@ -251,7 +259,13 @@ export interface CliEngineSpec<S extends { env: ProcessEnv }, Sum extends Parser
    * @throws EngineUnavailable when the job's config makes the engine unusable (scripted without a server).
    */
   setup(ctx: EngineContext): Promise<S>;
-  /** After the executable resolved: a reason the engine still cannot run, or undefined. */
+  /**
+   * What the engine needs besides its executable (e.g. `rg` on PATH): the reason it cannot run
+   * with executable `bin` in environment `env`, or undefined when it can. Run by `check` (with
+   * skill-up's own environment), by `skill-up engines check` and by `prepare` (with the job's).
+   */
+  requires?(bin: string, env: ProcessEnv): Promise<string | undefined>;
+  /** After the executable resolved and `requires` passed: job set-up that needs the executable; a reason the engine still cannot run, or undefined. */
   afterResolve?(bin: string, prepared: CliPrepared<S, C>): Promise<string | undefined>;
   /** The command line of one turn (`turn.sessionId` set = resume that session). */
   command(ctx: EngineContext, prepared: CliPrepared<S, C>, turn: TurnRequest, files: TurnFiles): TurnCommand | Promise<TurnCommand>;
@@ -261,6 +275,12 @@ export interface CliEngineSpec<S extends { env: ProcessEnv }, Sum extends Parser
   carry?(summary: Sum): C | undefined;
   /** The engine-specific inputs of `decideTurnError`. */
   errorFacts(summary: Sum, r: ProcResult, stderrTail: string, ctx: EngineContext): ErrorFacts;
+  /**
+   * The permission (approval) mode the job's engine runs under, described by what skill-up
+   * passed it (a flag, a config value), for engines whose output does not say: used when the
+   * parser's summary has no `permissionMode`, so every engine's turns record one.
+   */
+  permissionMode?(ctx: EngineContext, prepared: CliPrepared<S, C>): string;
   /** Adds what only the engine knows to the finished turn (files beside stdout, …). */
   afterTurn?(ctx: EngineContext, prepared: CliPrepared<S, C>, turn: TurnRequest, out: TranscriptTurn, summary: Sum): Promise<TranscriptTurn>;
 }
@@ -273,6 +293,7 @@ export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSumma
   def: EngineDefinition,
   spec: CliEngineSpec<S, Sum, C>,
 ): EngineAdapter<CliPrepared<S, C>> {
+  const requires = spec.requires ? (bin: string, env: ProcessEnv) => spec.requires!(bin, env) : undefined;
   return {
     name: def.name,
     skillDirs: [...def.skillDirs],
@@ -281,10 +302,14 @@ export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSumma
 
     /**
      * Resolves the executable (installing a pinned `engine.version` into the cache, with one
-     * progress line on stderr) and returns the version it reports.
-     * @throws EngineUnavailable when it cannot be resolved, installed or run.
+     * progress line on stderr), checks what else the engine needs (`spec.requires`, against
+     * skill-up's own environment) and returns the version the executable reports.
+     * @throws EngineUnavailable when it cannot be resolved, installed or run, or a requirement is unmet.
      */
-    check: (engine) => checkEngineBinary(def, engine.version),
+    check: (engine) => checkEngineBinary(def, engine.version, requires),
+
+    /** `spec.requires`: what the engine needs besides its executable (`skill-up engines check` asks). */
+    ...(requires ? { unmetRequirement: requires } : {}),
 
     /**
      * `spec.setup` (config files, environment), then the executable (`SKILL_UP_<ENGINE>_BIN`,
@@ -295,7 +320,13 @@ export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSumma
     async prepare(ctx) {
       const state = await spec.setup(ctx);
       const prepared = { ...state, carried: new Map<string, C>(), ...(await resolveForJob(def, ctx.engine.version)) } as CliPrepared<S, C>;
-      if (prepared.bin && spec.afterResolve) {
+      // The scripted model server files this job's requests under this engine (src/model/offered.ts).
+      noteJobEngine(ctx.modelBaseUrl, ctx.jobId, def.name);
+      if (prepared.bin && requires) {
+        const why = await requires(prepared.bin, prepared.env);
+        if (why) prepared.missing = why;
+      }
+      if (prepared.bin && !prepared.missing && spec.afterResolve) {
         const why = await spec.afterResolve(prepared.bin, prepared);
         if (why) prepared.missing = why;
       }
@@ -344,6 +375,7 @@ export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSumma
       const stderrTail = r.exitCode === 0 && !r.startError ? '' : await readTail(files.stderrFile, STDERR_TAIL_BYTES);
       const error = decideTurnError(r, summary, timeoutMs, stderrTail, spec.errorFacts(summary, r, stderrTail, ctx));
       const out = turnFromSummary(base, summary, { durationMs: r.durationMs, exitCode: r.exitCode, rawFiles: [stdoutRel, stderrRel], sessionId, error });
+      if (out.permissionMode === undefined && spec.permissionMode) out.permissionMode = spec.permissionMode(ctx, prepared);
       // Skills and tools the engine's own output does not report: from the requests it sent the scripted model.
       fillOfferedFromModel(out, ctx.modelBaseUrl, ctx.jobId, exchangesBefore);
       return spec.afterTurn ? spec.afterTurn(ctx, prepared, turn, out, summary) : out;

@@ -7,9 +7,24 @@
  * messages go to stderr.
  */
 import { cacheRoot, displayPath, enginesDir } from './cache.js';
-import { binOverrideVar, findKnownEngine, knownEngines } from './known.js';
+import { binOverrideVar, knownEngines } from './known.js';
 import { checkEngine, installEngine, listEngines, type EngineCheck } from './resolve.js';
 import { parse, UsageError } from '../util/args.js';
+import { didYouMean } from '../util/did-you-mean.js';
+import { engineDefinitions, findEngineDefinition } from '../../engines/index.js';
+
+/** The subcommands of `skill-up engines`. */
+const COMMANDS = ['list', 'install', 'check'] as const;
+
+/** Every engine spelling eval.yaml accepts (canonical names and aliases, from the registry). */
+function engineSpellings(): string[] {
+  return engineDefinitions().flatMap((d) => [d.name, ...d.aliases]);
+}
+
+/** "unknown engine" with a did-you-mean over every spelling and the canonical names. */
+function unknownEngine(name: string): string {
+  return `unknown engine "${name}"${didYouMean(name, engineSpellings())} (known: ${knownEngines().map((e) => e.name).join(', ')})`;
+}
 
 /** The help text; its engine list is read from the registry when shown. */
 const helpText = (): string => `Usage: skill-up engines <command> [options]
@@ -89,7 +104,7 @@ export async function runEnginesCommand(argv: string[], io: Io = defaultIo): Pro
     case 'check':
       return check(io, rest, json);
     default:
-      return usage(io, cmd === undefined ? 'missing command' : `unknown command "${cmd}"`);
+      return usage(io, cmd === undefined ? 'missing command' : `unknown command "${cmd}"${didYouMean(cmd, COMMANDS)}`);
   }
 }
 
@@ -118,9 +133,10 @@ async function list(io: Io, json: boolean): Promise<number> {
 
 async function install(io: Io, spec: string): Promise<number> {
   const { name, version } = parseEngineSpec(spec);
-  if (!findKnownEngine(name)) return usage(io, `unknown engine "${name}" (known: ${knownEngines().map((e) => e.name).join(', ')})`);
+  const def = findEngineDefinition(name);
+  if (!def) return usage(io, unknownEngine(name));
   try {
-    const r = await installEngine(name, version, { onProgress: (line) => io.err(`${line}\n`) });
+    const r = await installEngine(def.name, version, { onProgress: (line) => io.err(`${line}\n`) });
     io.out(`${r.name} ${r.version}${r.installed ? '' : ' (already installed)'}: ${displayPath(r.path)}\n`);
     io.out(`Pin it in eval.yaml:  engine: { name: ${r.name}, version: ${r.version} }\n`);
     return 0;
@@ -133,10 +149,12 @@ async function install(io: Io, spec: string): Promise<number> {
 async function check(io: Io, specs: string[], json: boolean): Promise<number> {
   const targets = specs.length > 0 ? specs.map(parseEngineSpec) : knownEngines().map((e) => ({ name: e.name, version: undefined }));
   for (const t of targets) {
-    if (!findKnownEngine(t.name)) return usage(io, `unknown engine "${t.name}" (known: ${knownEngines().map((e) => e.name).join(', ')})`);
+    const def = findEngineDefinition(t.name);
+    if (!def) return usage(io, unknownEngine(t.name));
+    t.name = def.name; // an alias (`gemini`, `claude-code`) checks its engine
   }
   const results: EngineCheck[] = [];
-  for (const t of targets) results.push(await checkEngine(t.name, t.version));
+  for (const t of targets) results.push(await requirementsMet(await checkEngine(t.name, t.version)));
   if (json) {
     io.out(JSON.stringify(results, null, 2) + '\n');
   } else {
@@ -152,6 +170,18 @@ async function check(io: Io, specs: string[], json: boolean): Promise<number> {
   }
   // Every engine checked must work (issue 11): a missing one is exit 1, so CI notices it.
   return results.every((r) => r.ok) ? 0 : 1;
+}
+
+/**
+ * A resolved engine's check, failed when the engine's adapter names something else it needs that
+ * this environment lacks (`EngineAdapter.unmetRequirement`, e.g. OpenCode's `rg` on PATH): what
+ * every job would otherwise report as `missing`.
+ */
+async function requirementsMet(r: EngineCheck): Promise<EngineCheck> {
+  if (!r.ok || !r.path) return r;
+  const adapter = await findEngineDefinition(r.name)?.load();
+  const why = await adapter?.unmetRequirement?.(r.path, process.env);
+  return why ? { name: r.name, ok: false, path: r.path, source: r.source, version: r.version, message: why } : r;
 }
 
 function formatTable(rows: string[][]): string {

@@ -59,9 +59,11 @@ export interface TranscriptTurn {
    */
   toolsOffered?: string[];
   /**
-   * The permission (approval) mode the engine ran the turn under, in the engine's own words
-   * (Claude Code `bypassPermissions`, Qwen Code `yolo`), when its output says (the others'
-   * output does not: unset).
+   * The permission (approval) mode the engine ran the turn under: in the engine's own words
+   * when its output says (Claude Code `bypassPermissions`, Qwen Code `yolo`), else as skill-up
+   * passed it (Codex `--dangerously-bypass-approvals-and-sandbox` or its `approval_policy` and
+   * `sandbox_mode`, Gemini CLI `yolo`, OpenCode its `permission` config and `--auto`; the
+   * adapter's `permissionMode` hook, src/engine/cli-engine.ts). Unset for a custom engine.
    */
   permissionMode?: string;
   usage: TokenUsage;
@@ -142,8 +144,14 @@ export interface EngineAdapter<P = unknown> {
    * base (src/engine/env.ts); absent = the base only. Everything else is withheld.
    */
   envAllow?: EnvAllowList;
-  /** Checks the engine can start (binary present, config sane). Throws EngineUnavailable. */
+  /** Checks the engine can start (binary present, config sane, `unmetRequirement` passes). Throws EngineUnavailable. */
   check?(engine: EngineConfig): Promise<{ version?: string }>;
+  /**
+   * What the engine needs besides its executable `bin` (e.g. `rg` on PATH) that environment
+   * `env` lacks: the reason it cannot run, or undefined. `skill-up engines check` asks it after
+   * resolving the executable; `check` and `prepare` apply it themselves.
+   */
+  unmetRequirement?(bin: string, env: Record<string, string | undefined>): Promise<string | undefined>;
   /** Creates isolated homes, config files and the environment for one job. */
   prepare(ctx: EngineContext): Promise<P>;
   /** Runs one user turn to completion (stdout fully drained), never throwing for engine failures. */

@@ -125,6 +125,18 @@ const ref = (name: string) => ({ $ref: `#/$defs/${name}` });
 const described = (description: string, schema: Record<string, unknown>) => ({ description, ...schema });
 const turnObject = (required: string[], properties: Record<string, unknown>) => ({ type: 'object', additionalProperties: false, required, properties: { turn: ref('turnNumber'), ...properties } });
 const toolNameSchema = { type: 'string', minLength: 1, description: 'Tool name as the engine reports it.' };
+/**
+ * A rule must check something: an `all`/`any`/`not` map with no list (`{}`) would hold for every
+ * answer, or fail every trial as a failure rule. Each list is a `ruleStrings` (at least one
+ * non-empty string); `x-messages` words the failure (src/config/schema-errors.ts).
+ */
+const textMatch = (key: string, what: string) => ({
+  ...ref('textMatch'),
+  minProperties: 1,
+  'x-messages': { minProperties: `\`${key}\` needs at least one non-empty ${what} under \`all\`, \`any\` or \`not\`` },
+});
+/** A rule's path list: at least one path (an empty list checks nothing). */
+const rulePaths = (key: string) => ({ ...ref('pathList'), minItems: 1, 'x-messages': { minItems: `\`${key}\` needs at least one path` } });
 
 /**
  * Every rule kind, keyed by its `Rule` field (the mapped type makes the compiler check that
@@ -134,13 +146,13 @@ const toolNameSchema = { type: 'string', minLength: 1, description: 'Tool name a
 export const RULE_KINDS: { readonly [F in keyof Rule]-?: RuleKind<NonNullable<Rule[F]>> } = {
   outputContains: {
     key: 'output_contains',
-    schema: described('Substrings of the final answer.', ref('textMatch')),
+    schema: described('Substrings of the final answer.', textMatch('output_contains', 'string')),
     parse: (v) => textLists(v),
     evaluate: async (l, input) => ({ text: `output_contains ${describeLists(l)}`, check: outputContains(await searchText(finalMessageText(input), needles(l)), l) }),
   },
   outputMatches: {
     key: 'output_matches',
-    schema: described('Go (RE2) regular expressions matched against the final answer.', ref('textMatch')),
+    schema: described('Go (RE2) regular expressions matched against the final answer.', textMatch('output_matches', 'pattern')),
     parse: (v, ctx) => {
       for (const k of ['all', 'any', 'not']) v.get(k).items().forEach((p) => ctx.checkRegex(p));
       return textLists(v);
@@ -155,18 +167,20 @@ export const RULE_KINDS: { readonly [F in keyof Rule]-?: RuleKind<NonNullable<Ru
   },
   filesExist: {
     key: 'files_exist',
-    schema: described('Workspace-relative paths that must exist.', ref('pathList')),
+    schema: described('Workspace-relative paths that must exist.', rulePaths('files_exist')),
     parse: (v, ctx) => {
-      v.items().forEach((p) => ctx.checkWorkspacePath(p));
+      // An empty path is the schema's to report (once).
+      v.items().filter((p) => p.str() !== '').forEach((p) => ctx.checkWorkspacePath(p));
       return v.strings();
     },
     evaluate: async (paths, input) => ({ text: `files_exist: ${qList(paths)}`, check: await filesCheck(input.workspace, paths, true) }),
   },
   filesNotExist: {
     key: 'files_not_exist',
-    schema: described('Workspace-relative paths that must not exist.', ref('pathList')),
+    schema: described('Workspace-relative paths that must not exist.', rulePaths('files_not_exist')),
     parse: (v, ctx) => {
-      v.items().forEach((p) => ctx.checkWorkspacePath(p));
+      // An empty path is the schema's to report (once).
+      v.items().filter((p) => p.str() !== '').forEach((p) => ctx.checkWorkspacePath(p));
       return v.strings();
     },
     evaluate: async (paths, input) => ({ text: `files_not_exist: ${qList(paths)}`, check: await filesCheck(input.workspace, paths, false) }),
@@ -202,10 +216,15 @@ export const RULE_KINDS: { readonly [F in keyof Rule]-?: RuleKind<NonNullable<Ru
     key: 'turn_response_contains',
     schema: described(
       "Substrings of one turn's answer.",
-      turnObject(['turn'], {
-        contains_all: { ...ref('stringList'), description: "Every string must appear in that turn's answer." },
-        contains_any: { ...ref('stringList'), description: "At least one string must appear in that turn's answer." },
-      }),
+      {
+        ...turnObject(['turn'], {
+          contains_all: { ...ref('ruleStrings'), description: "Every string must appear in that turn's answer." },
+          contains_any: { ...ref('ruleStrings'), description: "At least one string must appear in that turn's answer." },
+        }),
+        // `turn` and at least one list: `{turn: 1}` alone checks nothing.
+        minProperties: 2,
+        'x-messages': { minProperties: '`turn_response_contains` needs `contains_all` or `contains_any` with at least one non-empty string' },
+      },
     ),
     parse: (v, ctx) => {
       const r: { turn: number; containsAll?: string[]; containsAny?: string[] } = { turn: turnOf(v, ctx) };
@@ -230,7 +249,7 @@ export const RULE_KINDS: { readonly [F in keyof Rule]-?: RuleKind<NonNullable<Ru
     key: 'turn_response_not_contains',
     schema: described(
       "Substrings that must not appear in one turn's answer.",
-      turnObject(['turn', 'not_contains'], { not_contains: { ...ref('stringList'), description: "No string may appear in that turn's answer." } }),
+      turnObject(['turn', 'not_contains'], { not_contains: { ...ref('ruleStrings'), description: "No string may appear in that turn's answer." } }),
     ),
     parse: (v, ctx) => ({ turn: turnOf(v, ctx), notContains: v.get('not_contains').strings() }),
     evaluate: async (r, input) => ({

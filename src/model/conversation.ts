@@ -212,7 +212,7 @@ export function findCwd(texts: string[]): string | undefined {
  * Skill name → SKILL.md path, from Codex's `<skills_instructions>` listing: entries
  * `- name: description (file: r1/name/SKILL.md)` with the short path expanded through the
  * `### Skill roots` table (`` - `r1` = `/abs/.agents/skills` ``); a path that names no root is
- * kept as written. Source: ../shared/engines/samples/codex/skills-instructions-developer-message.txt.
+ * kept as written. Source: engines/codex/samples/skills-instructions-developer-message.txt.
  * Listings without paths (Claude, `<available_skills>`) contribute nothing.
  */
 export function skillFilesOf(texts: string[]): Record<string, string> {

@@ -7,15 +7,18 @@
  * engine's API key carries (`skill-up-job:<jobId>`, src/model/log.ts), synchronously when the
  * response ends, so right after an engine process exits its turn's requests are all indexed.
  * Servers register here by base URL while they listen (`startModelServer`); a job knows the
- * URL it was given (`EngineContext.modelBaseUrl`). With a real model there is no server, and
+ * URL it was given (`EngineContext.modelBaseUrl`), and tells the server which engine it runs
+ * ({@link noteJobEngine}). With a real model there is no server, and
  * nothing is filled in.
  */
 import type { TranscriptTurn } from '../engine/types.js';
 import type { ExchangeLogEntry } from './log.js';
 
-/** The part of a running server this module reads. */
+/** The part of a running server this module reads and tells. */
 interface ExchangeSource {
   requestsFor(id: string): ExchangeLogEntry[];
+  /** Records that job `jobId` runs engine `engine` (see {@link noteJobEngine}). */
+  noteJobEngine(jobId: string, engine: string): void;
 }
 
 const live = new Map<string, ExchangeSource>();
@@ -32,6 +35,17 @@ export function registerExchangeSource(baseUrl: string, source: ExchangeSource):
 /** Forgets a server (on close). */
 export function unregisterExchangeSource(baseUrl: string): void {
   live.delete(key(baseUrl));
+}
+
+/**
+ * Tells the server at `baseUrl` that job `jobId` runs engine `engine` (a canonical name), so it
+ * files that job's requests under the engine it really is (`ModelRequest.engine`, the rules'
+ * `engine:` condition) even where several engines share a protocol. No-op without a server or a
+ * job id (a real model, a job outside a run).
+ */
+export function noteJobEngine(baseUrl: string | undefined, jobId: string | undefined, engine: string): void {
+  if (!baseUrl || !jobId) return;
+  live.get(key(baseUrl))?.noteJobEngine(jobId, engine);
 }
 
 /**

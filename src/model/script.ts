@@ -27,7 +27,7 @@ import { reportSchemaErrors, type Phrasing, type SchemaProblem } from '../config
 import { Field, formatPath, parseYaml, type Segment } from '../config/yaml-source.js';
 import { nearest } from '../util/did-you-mean.js';
 import { compileRegex, regexError } from '../util/regex.js';
-import { ENGINE_NAMES, type Action, type EngineName, type ModelScript, type Rule, type RuleConditions } from './types.js';
+import { canonicalRuleEngine, engineSpellings, type Action, type ModelScript, type Rule, type RuleConditions } from './types.js';
 import { placeholderNames, TEMPLATE_VARIABLES } from './plan.js';
 
 export { TEMPLATE_VARIABLES };
@@ -185,9 +185,9 @@ function checkSemantics(root: Field): void {
       const wp: Segment[] = [...rp, 'when'];
       const engines = typeof when.engine === 'string' ? [when.engine] : Array.isArray(when.engine) ? when.engine : [];
       engines.forEach((name: unknown, k: number) => {
-        if (typeof name !== 'string' || (ENGINE_NAMES).includes(name)) return;
+        if (typeof name !== 'string' || canonicalRuleEngine(name) !== undefined) return;
         const p = Array.isArray(when.engine) ? [...wp, 'engine', k] : [...wp, 'engine'];
-        err(p, `unknown engine "${name}"${suggest(name, ENGINE_NAMES)}`);
+        err(p, `unknown engine "${name}"${suggest(name, engineSpellings())}`);
       });
       if (typeof when.prompt_matches === 'string') {
         const problem = regexError(when.prompt_matches);
@@ -227,7 +227,8 @@ function toRules(raw: RawScript, root: Field): Rule[] {
     if (w.skill_loaded !== undefined) when.skillLoaded = w.skill_loaded as string | boolean;
     if (w.turn !== undefined) when.turn = list(w.turn as number | number[]);
     if (w.tool_result_contains !== undefined) when.toolResultContains = list(w.tool_result_contains as string | string[]);
-    if (w.engine !== undefined) when.engine = list(w.engine as EngineName | EngineName[]);
+    // An alias (`claude-code`) names its engine: requests carry the canonical name.
+    if (w.engine !== undefined) when.engine = list(w.engine as string | string[])!.map((n) => canonicalRuleEngine(n) ?? n);
     const rule: Rule = { index, line: root.get('rules').get(index).position().line, when, delayMs: r.delay_ms ?? 0 };
     if (r.name !== undefined) rule.name = r.name;
     if (r.reply) rule.reply = r.reply.map(toAction);

@@ -54,7 +54,7 @@ export interface ModelServer {
   port: number;
   /** Exchanges (without request bodies) of a job id or a session id, in arrival order. */
   requestsFor(id: string): ExchangeLogEntry[];
-  /** Frees the in-memory entries of a job or session id. */
+  /** Frees the in-memory entries of a job or session id (and the engine noted for a job). */
   forget(id: string): void;
   /** Stops listening, drops open connections, cancels pending delays and flushes log files. */
   close(): Promise<void>;
@@ -68,6 +68,8 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
   const protocols = opts.protocols ?? PROTOCOLS;
   const log = new ExchangeLog(opts.logDir);
   const timers = new Set<NodeJS.Timeout>();
+  /** Job id → the engine that job runs, as its adapter told (src/model/offered.ts `noteJobEngine`). */
+  const jobEngines = new Map<string, string>();
   let seq = 0;
   let closing = false;
 
@@ -115,9 +117,10 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const method = (req.method ?? 'GET').toUpperCase();
     const raw = await readBody(req);
-    const ctx: WireContext = { method, pathname: url.pathname, query: url.searchParams, headers: req.headers, rawChars: raw.length };
     const jobId = jobIdFrom(req.headers, url.searchParams);
     if (jobId) entry.jobId = jobId;
+    const jobEngine = jobId ? jobEngines.get(jobId) : undefined;
+    const ctx: WireContext = { method, pathname: url.pathname, query: url.searchParams, headers: req.headers, rawChars: raw.length, ...(jobEngine ? { jobEngine } : {}) };
     let body: unknown;
     let bodyError: string | undefined;
     if (raw.length > 0) {
@@ -196,13 +199,16 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
   });
   const port = (server.address() as AddressInfo).port;
   // In-process jobs read what their engine offered the model from here (src/model/offered.ts).
-  registerExchangeSource(`http://127.0.0.1:${port}`, { requestsFor: (id) => log.entriesFor(id) });
+  registerExchangeSource(`http://127.0.0.1:${port}`, { requestsFor: (id) => log.entriesFor(id), noteJobEngine: (id, engine) => jobEngines.set(id, engine) });
 
   return {
     url: `http://127.0.0.1:${port}`,
     port,
     requestsFor: (id) => log.entriesFor(id),
-    forget: (id) => log.forget(id),
+    forget: (id) => {
+      log.forget(id);
+      jobEngines.delete(id);
+    },
     async close() {
       closing = true;
       unregisterExchangeSource(`http://127.0.0.1:${port}`);

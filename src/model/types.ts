@@ -15,11 +15,25 @@
  */
 import type { Diagnostic } from '../config/diagnostics.js';
 import type { ModelProtocolId } from '../engine/definition.js';
-import { CUSTOM_ENGINE, engineDefinitions } from '../../engines/index.js';
+import { CUSTOM_ENGINE, engineDefinitions, findEngineDefinition } from '../../engines/index.js';
 
 /** Engine names a rule's `engine` condition may name: the registry's engines (engines/index.ts), then `custom` (read at call time). */
 export function engineNames(): string[] {
   return [...engineDefinitions().map((d) => d.name), CUSTOM_ENGINE];
+}
+
+/**
+ * The canonical name of an engine spelling a rule's `engine` condition may use: a registered
+ * engine's name or alias (`claude-code` → `claude_code`, as eval.yaml accepts them), or
+ * `custom`; undefined for anything else.
+ */
+export function canonicalRuleEngine(name: string): EngineName | undefined {
+  return name === CUSTOM_ENGINE ? name : findEngineDefinition(name)?.name;
+}
+
+/** Every spelling `canonicalRuleEngine` accepts: each engine's name and aliases, then `custom` (read at call time). */
+export function engineSpellings(): string[] {
+  return [...engineDefinitions().flatMap((d) => [d.name, ...d.aliases]), CUSTOM_ENGINE];
 }
 
 /** The engine names when this module loaded; prefer `engineNames()`. */

@@ -8,13 +8,15 @@
  * progressive-disclosure size budget are warnings. Every diagnostic points at a line and
  * column of SKILL.md itself (not of the frontmatter substring).
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isMap, isScalar, type Node } from 'yaml';
 import { DiagnosticBag, type Diagnostic } from '../config/diagnostics.js';
 import { fileKind, fileKindProblem } from '../config/paths.js';
 import { reportSchemaErrors, type Phrasing, type SchemaProblem } from '../config/schema-errors.js';
 import { Field, parseYaml } from '../config/yaml-source.js';
+import { ContainmentError, realpathNearest, resolveInside } from '../util/contain.js';
 import { nearest } from '../util/did-you-mean.js';
 
 /** The frontmatter fields the agentskills.io specification allows, in spec order. */
@@ -35,7 +37,8 @@ export interface SkillLintResult {
 /**
  * Reads `<skillDir>/SKILL.md` and checks it against the agentskills.io rules.
  *
- * Errors: SKILL.md missing (reported on the folder), frontmatter missing or unclosed, YAML
+ * Errors: SKILL.md missing or a symbolic link out of the skill folder (reported on the folder;
+ * such a SKILL.md is never read), frontmatter missing or unclosed, YAML
  * syntax errors, frontmatter that is not a map, `name` missing / not 1–64 chars of
  * `[a-z0-9-]` / leading, trailing or doubled hyphen / different from the folder name,
  * `description` missing / empty / over 1024 chars, unknown fields (with a did-you-mean),
@@ -55,6 +58,20 @@ export async function lintSkill(skillDir: string): Promise<SkillLintResult> {
   const warn = (line: number, col: number, field: string, message: string) =>
     diagnostics.push({ file, line, col, path: field, message, severity: 'warning' });
 
+  // A SKILL.md that leads out of the skill folder (a symbolic link) is never read: its content
+  // is some other file's, and messages would quote it.
+  let real = file;
+  try {
+    real = await resolveInside(dir, 'SKILL.md', 'SKILL.md');
+  } catch (e) {
+    // Anything else (a link loop: ELOOP) is the file-kind check's to report, below.
+    if (e instanceof ContainmentError) {
+      const message = `SKILL.md is a symbolic link to ${e.target}, outside the skill folder ${await realpathNearest(dir)}; it is not read: copy the file into the skill folder`;
+      diagnostics.push({ file: dir, line: 0, col: 0, path: '', message, severity: 'error' });
+      return { diagnostics };
+    }
+  }
+
   let text: string;
   // stat, never open first: opening a FIFO (`mkfifo SKILL.md`) blocks until something writes to it.
   const kind = fileKind(file);
@@ -64,7 +81,13 @@ export async function lintSkill(skillDir: string): Promise<SkillLintResult> {
     return { diagnostics };
   }
   try {
-    text = await readFile(file, 'utf8');
+    // The checked real path, opened without following a link swapped in since.
+    const fh = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      text = await fh.readFile('utf8');
+    } finally {
+      await fh.close();
+    }
   } catch (e) {
     diagnostics.push({ file: dir, line: 0, col: 0, path: '', message: await missingMessage(dir, e), severity: 'error' });
     return { diagnostics };

@@ -29,7 +29,8 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: s
     const unknown = /^Unknown option '(--?[^']+)'/.exec(message)?.[1];
     if (unknown) {
       const names = Object.keys(options).map((n) => `--${n}`);
-      throw new UsageError(`unknown option \`${unknown}\`${didYouMean(unknown, names, { maxDistance: 3 })}`);
+      // The name alone: `--=3` names no option (its did-you-mean compares `--`, not `--=3`).
+      throw new UsageError(`unknown option \`${unknown}\`${didYouMean(unknown.split('=')[0]!, names, { maxDistance: 3 })}`);
     }
     throw new UsageError(message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
   }

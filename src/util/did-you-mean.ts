@@ -26,10 +26,12 @@ const fold = (s: string) => s.trim().toLowerCase().replace(/[-_ ]/g, '_');
 /**
  * The candidate `word` was most likely meant to be, or undefined when none is plausibly a
  * typo of it. An exact match after folding (see {@link NearestOptions.loose}) wins; otherwise
- * the Levenshtein-closest candidate within the distance limit.
+ * the Levenshtein-closest candidate within the distance limit. A word with no letter or digit
+ * (empty, blanks, a bare `--`) is a typo of nothing: undefined, never the shortest candidate
+ * (which is what an edit distance from nothing would pick: a key `""` → `id`).
  */
 export function nearest(word: string, candidates: readonly string[], options: NearestOptions = {}): string | undefined {
-  if (candidates.length === 0) return undefined;
+  if (candidates.length === 0 || !/[\p{L}\p{N}]/u.test(word)) return undefined;
   const loose = options.loose ?? true;
   const norm = loose ? fold : (s: string) => s;
   const w = norm(word);

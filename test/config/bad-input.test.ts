@@ -620,3 +620,18 @@ describe('environment.env', () => {
     ]);
   });
 });
+
+describe('YAML 1.1 tags in a case (they validated, then wrote no file or gave 100 errors)', () => {
+  it.for([
+    ['context.files: !!omap', '!!omap [ a.txt: hello ]', 'YAML tag `!!omap` is not supported here; write a plain map'],
+    ['context.files: !!set', '!!set { a.txt, b.txt }', 'YAML tag `!!set` is not supported here; write a plain list'],
+    ['context.files: !!binary', '!!binary aGVsbG8=', 'YAML tag `!!binary` is not supported here; write a plain string'],
+  ] as const)('%s: one error at the tag, in the case file', async ([, value, message]) => {
+    const dir = writeSkill({ 'evals/eval.yaml': MINIMAL_EVAL, 'evals/cases/a.yaml': `input:\n  prompt: hi\ncontext:\n  files: ${value}\n` });
+    expect(show(await loadErrors(dir), dir)).toEqual([`evals/cases/a.yaml:4:10: ${message}`]);
+  });
+
+  it('the model script is read the same way', () => {
+    expect(() => parseModelScript('rules:\n  - reply: !!binary aGVsbG8=\n', 'model.yaml')).toThrow('model.yaml:2:12: YAML tag `!!binary` is not supported here; write a plain string');
+  });
+});

@@ -394,7 +394,12 @@ describe('engines', () => {
       'evals/eval.yaml:3:9: environment.type: environment type `docker` is not supported yet: skill-up has no Docker runtime, so each case would run on this machine instead of in `node:22`; remove `type: docker` and `image` to run each case in a temp folder here',
     ]);
     expect(only(await loadErrors(suite('environment: {type: docker}\n')), /`docker` is not supported yet/).line).toBe(2);
-    expect(only(await loadErrors(suite('environment:\n  type: opensandbox\n')), /opensandbox/).line).toBe(3);
+    const sandbox = await loadErrors(suite('environment:\n  type: opensandbox\n'));
+    // One message (the schema's enum error gives way to it), and it offers only what runs.
+    expect(sandbox.map((d) => `${d.line}:${d.col} ${d.path}: ${d.message}`)).toEqual([
+      '3:9 environment.type: environment type `opensandbox` is not supported by skill-up; use `none` (a temp folder on this machine, the only runtime today)',
+    ]);
+    expect(only(await loadErrors(suite('environment:\n  type: dockr\n')), /dockr/).message).toMatch(/expected one of `none`, `local`/);
   });
 });
 

@@ -1,6 +1,8 @@
 /**
- * The malformed-input corpus (issue 10's list of malformed inputs, and the hostile review's
- * FIFO, template, nesting and key findings): one folder per suite
+ * The malformed-input corpus (issue 10's list of malformed inputs, the hostile review's
+ * FIFO, template, nesting and key findings, and issue 11's review: rules that check nothing
+ * (`rule-*`), YAML 1.1 tags (`yaml-tag-*`, `skill-md-*-binary`, `skill-md-metadata-set`) and a
+ * SKILL.md linked from outside the skill folder): one folder per suite
  * that skill-up once mishandled, under test/fixtures/malformed/<id>/:
  *
  * - `demo-skill/`: the suite (SKILL.md, evals/…), copied into a temporary folder per test;
@@ -93,8 +95,8 @@ function cli(args: string[], cwd: string, env: Record<string, string>, seconds: 
 }
 
 describe('the malformed-input corpus', () => {
-  it('holds the 54 cases of the findings, each with a suite and expected.txt', () => {
-    expect(IDS).toHaveLength(54);
+  it('holds the 68 cases of the findings, each with a suite and expected.txt', () => {
+    expect(IDS).toHaveLength(68);
     for (const id of IDS) {
       expect(existsSync(path.join(CORPUS, id, 'demo-skill', 'SKILL.md')), id).toBe(true);
       expect(existsSync(path.join(CORPUS, id, 'expected.txt')), id).toBe(true);
@@ -115,6 +117,8 @@ describe('the malformed-input corpus', () => {
     expect(r.stderr, shown).not.toMatch(/internal error/);
     // A process warning of a dependency (`(node:123) Warning: Keys with collection values …`) is not a diagnostic.
     expect(r.stderr, shown).not.toMatch(/\(node:\d+\) Warning/);
+    // A file outside the skill folder (skill-md-symlink-out's SKILL.md target) is never read, so never quoted.
+    expect(r.stderr + r.stdout, shown).not.toContain('hunter2');
     expect(r.code, shown).toBe(expected.exit[command]);
     if (expected.exit[command] !== 2) return;
     for (const s of expected.substrings) expect(r.stderr, shown).toContain(s);

@@ -79,7 +79,7 @@ describe('validation', () => {
   it('an alibaba-style eval.yaml with every documented field passes', () => {
     const doc = parse(`
 schema_version: v1alpha1
-environment: {type: docker, image: node:22, workspace_mount: /workspace, env: {A: "1"}, setup_steps: [{run: "npm ci"}], sandbox_template: t, network_policy: deny_all, allowed_egress: [example.com]}
+environment: {type: none, image: node:22, workspace_mount: /workspace, env: {A: "1"}, setup_steps: [{run: "npm ci"}], sandbox_template: t, network_policy: deny_all, allowed_egress: [example.com]}
 mcp: {servers: [{name: fs, mode: mocked, transport: stdio}]}
 skills: [{source: local_path, path: ., include: [SKILL.md], exclude: ["*.tmp"], target: x}]
 engine:
@@ -107,6 +107,16 @@ report: {formats: [json, junit, html, markdown, benchmark], artifacts: [transcri
 user_simulator: {provider: openai}
 `);
     expect(validateAgainst('eval', doc)).toEqual([]);
+  });
+
+  it('offers only the runtimes that run today: `docker` and `opensandbox` are not in the environment types', () => {
+    const env = (type: string) => validateAgainst('eval', { schema_version: 'v1alpha1', environment: { type } });
+    expect(env('none')).toEqual([]);
+    expect(env('local')).toEqual([]);
+    for (const refused of ['docker', 'opensandbox']) expect(env(refused).map((e) => [e.instancePath, e.keyword])).toEqual([['/environment/type', 'enum']]);
+    const type = (load('eval.schema.json').$defs as Record<string, { properties: Record<string, { description: string }> }>).environment!.properties.type!;
+    expect(type.description).toMatch(/`docker` is not supported yet/);
+    expect(type.description).not.toMatch(/`docker`: a container/);
   });
 
   it('the schemas are found from the package root', () => {

@@ -64,3 +64,43 @@ describe('nearest / didYouMean', () => {
     expect(nearest('runn', ['run'], { maxDistance: 2 })).toBe('run');
   });
 });
+
+describe('parseYaml reads the YAML 1.2 core schema only', () => {
+  const read = (text: string, options = {}) => {
+    const bag = new DiagnosticBag();
+    const src = parseYaml('/s/eval.yaml', text, bag, options);
+    return { src, lines: lines(bag), errors: bag.sorted().filter((d) => d.severity === 'error').length };
+  };
+
+  it.for([
+    ['!!binary (a byte array)', 'files: !!binary aGVsbG8=\n', 'eval.yaml:1:8: YAML tag `!!binary` is not supported here; write a plain string'],
+    ['!!omap on the next line', 'x: 1\nfiles: !!omap\n  - a.txt: hello\n', 'eval.yaml:2:8: YAML tag `!!omap` is not supported here; write a plain map'],
+    ['!!set', 'files: !!set {a, b}\n', 'eval.yaml:1:8: YAML tag `!!set` is not supported here; write a plain list'],
+    ['!!pairs', 'p: !!pairs [a: 1]\n', 'eval.yaml:1:4: YAML tag `!!pairs` is not supported here; write a plain list of maps'],
+    ['!!timestamp (a Date)', 'when: !!timestamp 2001-12-14\n', 'eval.yaml:1:7: YAML tag `!!timestamp` is not supported here; write a plain string'],
+    ['a local tag', 'a: !secret x\n', 'eval.yaml:1:4: YAML tag `!secret` is not supported here; write a plain string'],
+    ['a verbatim tag', 'a: !<tag:yaml.org,2002:binary> aGVsbG8=\n', 'eval.yaml:1:4: YAML tag `!!binary` is not supported here; write a plain string'],
+    ['a %TAG handle', '%TAG !e! tag:example.com,2000:\n---\na: !e!thing x\n', 'eval.yaml:3:4: YAML tag `!<tag:example.com,2000:thing>` is not supported here; write a plain string'],
+    ['!!binary under %YAML 1.1', '%YAML 1.1\n---\na: !!binary aGVsbG8=\n', 'eval.yaml:3:4: YAML tag `!!binary` is not supported here; write a plain string'],
+    ['a tag on a key', '!!binary aGVsbG8=: x\n', 'eval.yaml:1:1: YAML tag `!!binary` is not supported here; write a plain string'],
+    ['a core tag that does not fit', 'n: !!int many\n', 'eval.yaml:1:4: YAML tag `!!int` does not fit this value; remove the tag'],
+  ] as const)('refuses %s: one error at the tag, and the source is not ok (no schema check runs on it)', ([, text, line]) => {
+    const r = read(text);
+    expect(r.lines).toEqual([line]);
+    expect(r.errors).toBe(1);
+    expect(r.src.ok).toBe(false);
+  });
+
+  it('keeps the core tags, and YAML 1.2 values (no YAML 1.1 `yes` booleans or sexagesimals)', () => {
+    const r = read('a: !!str 1\nb: !!int "2"\nc: !!map {d: !!seq [!!null ~, !!bool true, !!float 1.5]}\ne: yes\nf: 0o17\ng: 1:30\n');
+    expect(r.lines).toEqual([]);
+    expect(r.src.ok).toBe(true);
+    expect(r.src.data).toEqual({ a: '1', b: 2, c: { d: [null, true, 1.5] }, e: 'yes', f: 15, g: '1:30' });
+  });
+
+  it('says "in frontmatter" in SKILL.md, at the line of the whole file', () => {
+    const bag = new DiagnosticBag();
+    parseYaml('/s/SKILL.md', 'name: a\nmetadata: !!set {a, b}\n', bag, { lineOffset: 1, label: ' in frontmatter' });
+    expect(lines(bag)).toEqual(['SKILL.md:3:11: YAML tag `!!set` is not supported in frontmatter; write a plain list']);
+  });
+});

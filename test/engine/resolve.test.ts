@@ -231,6 +231,39 @@ describe('skill-up engines', () => {
     expect(await runEnginesCommand(['list', '--bogus'], io)).toBe(2);
   });
 
+  it('a misspelt command or engine gets a did-you-mean; an empty word gets none', async () => {
+    expect(await runEnginesCommand(['chek'], io)).toBe(2);
+    expect(err).toContain('unknown command "chek"; did you mean `check`?');
+    err = '';
+    expect(await runEnginesCommand(['check', 'claude_cod'], io)).toBe(2);
+    expect(err).toContain('unknown engine "claude_cod"; did you mean `claude_code`?');
+    err = '';
+    expect(await runEnginesCommand(['install', 'gemni@1.0.0'], io)).toBe(2);
+    expect(err).toMatch(/unknown engine "gemni"; did you mean `gemini`\?/);
+    err = '';
+    expect(await runEnginesCommand(['check', '@1.0.0'], io)).toBe(2);
+    expect(err).toContain('unknown engine "@1.0.0" (known: ');
+    expect(err).not.toContain('did you mean');
+    expect(out).toBe('');
+  });
+
+  it('every alias eval.yaml accepts names its engine: `check gemini`, `install claude-code@…`', async () => {
+    const w = await world();
+    await fakeExe(join(w.bin, 'claude'), '2.1.332');
+    Object.assign(process.env, w.env);
+    expect(await runEnginesCommand(['check', 'claude-code'], io)).toBe(0);
+    expect(out).toMatch(/^claude_code: ok 2\.1\.332 at .*\/bin\/claude \(path\)$/m);
+    out = '';
+    process.env.SKILL_UP_GEMINI_CLI_BIN = join(w.bin, 'no-such-gemini');
+    expect(await runEnginesCommand(['check', 'gemini'], io)).toBe(1); // known, checked, and missing here
+    expect(out).toMatch(/^gemini_cli: unavailable: /m);
+    expect(err).toBe('');
+    out = '';
+    await fakeCached(w.cache, '2.1.332');
+    expect(await runEnginesCommand(['install', 'claude-code@2.1.332'], io)).toBe(0);
+    expect(out).toContain('claude_code 2.1.332 (already installed)');
+  });
+
   it('list prints a table (and JSON with --json)', async () => {
     const w = await world();
     await fakeCached(w.cache, '2.1.332');

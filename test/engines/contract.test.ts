@@ -35,6 +35,12 @@ describe.each(contractEngines().map((d) => [d.name, d] as const))('%s: the engin
     expect(turn.sessionId).toBeTruthy();
     expect(turn.rawFiles[0]).toMatch(/^outputs\/turn-1\./);
     for (const f of turn.rawFiles) expect(existsSync(join(ctx.outputDir, f))).toBe(true);
+    // What the arms are compared on (the HTML report's arm check): the tools offered and the permission mode, on every engine.
+    expect(turn.toolsOffered).toEqual(expect.any(Array));
+    expect(turn.toolsOffered!.length).toBeGreaterThan(0);
+    expect(turn.toolsOffered!.every((t) => typeof t === 'string' && t !== '')).toBe(true);
+    expect(turn.permissionMode).toEqual(expect.any(String));
+    expect(turn.permissionMode!.trim()).not.toBe('');
     await expectNoProcessLeft(ctx);
   }, 120_000);
 

@@ -6,8 +6,8 @@
  * - the final answer is the last assistant message of the last model turn (empty when the
  *   model's last reply after a tool call is empty), on every engine;
  * - `skills_offered` is recorded for every engine, an empty-of-the-skill list in without_skill;
- * - every turn records the tools offered to the model (and the permission mode where the
- *   engine says), and the HTML report warns when the two arms differ (but not for the skill tool);
+ * - every turn records the tools offered to the model and the permission mode (the engine's
+ *   own words, or what skill-up passed it), and the HTML report warns when the two arms differ (but not for the skill tool);
  * - no engine command runs in the user's real home: a HOME holding broken configuration files
  *   for every engine breaks neither `engines check` nor the jobs, and nothing is created there;
  * - `engines check` exits 1 when an engine is missing;
@@ -19,6 +19,9 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PINNED } from '../setup/engines.js';
 import { runCli } from '../cli/helpers.js';
+import { codexPermissionMode } from '../../engines/codex/adapter.js';
+import { GEMINI_APPROVAL_MODE } from '../../engines/gemini-cli/adapter.js';
+import { OPENCODE_PERMISSION_MODE } from '../../engines/opencode/adapter.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ENGINES = Object.keys(PINNED);
@@ -166,7 +169,7 @@ describe('engine defects of issue 11 (real binaries, scripted model, broken HOME
     }
   });
 
-  it('every turn records the tools offered to the model; Claude Code and Qwen Code also their permission mode', () => {
+  it('every turn records the tools offered to the model and the permission mode, on every engine', () => {
     for (const j of doc.jobs) {
       const t = j.turns[0]!;
       expect(t.tools_offered?.length, `${j.engine} ${j.variant}`).toBeGreaterThan(0);
@@ -176,6 +179,10 @@ describe('engine defects of issue 11 (real binaries, scripted model, broken HOME
     const mode = (engine: string) => doc.jobs.filter((j) => j.engine === engine).map((j) => j.turns[0]!.permission_mode);
     expect(mode('claude_code')).toEqual(['bypassPermissions', 'bypassPermissions']);
     expect(mode('qwen_code')).toEqual(['yolo', 'yolo']);
+    // The others' output names no mode: what skill-up passed them.
+    expect(mode('codex')).toEqual(Array(2).fill(codexPermissionMode(false)));
+    expect(mode('gemini_cli')).toEqual([GEMINI_APPROVAL_MODE, GEMINI_APPROVAL_MODE]);
+    expect(mode('opencode')).toEqual([OPENCODE_PERMISSION_MODE, OPENCODE_PERMISSION_MODE]);
   });
 
   it('the HTML report shows no arm warning when only the skill tool differs, and names the difference when tools differ', async () => {

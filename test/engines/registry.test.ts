@@ -19,8 +19,11 @@ import { runEnginesCommand } from '../../src/engine/engines-command.js';
 import { builtinEngines, canonicalEngineName, engineAliases, unknownEngineMessage } from '../../src/config/engines.js';
 import { loadSuite } from '../../src/config/load.js';
 import { engineNames } from '../../src/model/types.js';
-import { engineOfProtocol } from '../../src/model/protocols/engines.js';
+import { recogniseEngine } from '../../src/model/protocols/engines.js';
 import { detectChatEngine } from '../../src/model/protocols/openai-chat.js';
+import { noteJobEngine } from '../../src/model/offered.js';
+import { startModelServer } from '../../src/model/server.js';
+import { parseModelScript } from '../../src/model/script.js';
 import { PINNED } from '../setup/engines.js';
 import { contractEngines } from '../support/engine.js';
 import type { Suite } from '../../src/config/types.js';
@@ -47,6 +50,19 @@ function schemaDisagreements(schema: Record<string, any>, defs: readonly EngineD
   const out = [...want.filter((n) => !listed.includes(n)).map((n) => `examples lack ${n}`), ...listed.filter((n) => !want.includes(n)).map((n) => `examples have unknown ${n}`)];
   for (const d of defs) if (!String(name.description).includes(`\`${d.name}\``)) out.push(`description lacks ${d.name}`);
   return out;
+}
+
+/**
+ * Asserts the scripted model recognises each engine of `defs` by the same rule on every
+ * protocol: a request carrying the engine's `userAgent` mark, or for an engine without marks a
+ * request with no mark at all, is that engine's; so is any request whose job runs it.
+ */
+function expectEachRecognised(defs: readonly EngineDefinition[]): void {
+  for (const d of defs) {
+    const ua = d.model.userAgent?.[0] ? `${d.model.userAgent[0]}/1.0` : 'some-client/1.0';
+    expect(recogniseEngine(d.model.protocol, ua, []), `${d.name} by its marks`).toBe(d.name);
+    expect(recogniseEngine(d.model.protocol, 'some-client/1.0', [], d.name), `${d.name} by its job`).toBe(d.name);
+  }
 }
 
 const readme = () => readFileSync(join(REPO, 'README.md'), 'utf8');
@@ -83,11 +99,7 @@ describe('the engine registry is the one list of engines', () => {
   });
 
   it('the scripted model recognises each engine from its definition’s profile', () => {
-    for (const d of defs) {
-      const sharing = defs.filter((o) => o.model.protocol === d.model.protocol);
-      if (sharing.length === 1) expect(engineOfProtocol(d.model.protocol)).toBe(d.name);
-      else expect(detectChatEngine({ 'user-agent': `${d.model.userAgent![0]}/1.0` }, { messages: [] })).toBe(d.name);
-    }
+    expectEachRecognised(defs);
     expect(detectChatEngine({ 'user-agent': 'curl/8' }, { messages: [{ role: 'user', content: 'hi' }] })).toBe(CUSTOM_ENGINE);
   });
 
@@ -188,6 +200,42 @@ describe('a new engine is one definition and one registry line', () => {
     unregister = undefined;
     expect(syncReadme(newReadme, engineDefinitions())).toBe(readme());
     expect(syncSchema(newSchemaText, engineDefinitions())).toBe(schemaText);
+  });
+
+  it('a copy sharing a protocol without marks is told apart by its job; with marks by them too, and the original keeps its requests', async () => {
+    unregister = registerEngine(copy); // anthropic, like claude_code, and no marks
+    // Neither declares a mark: a request with no job is no one's in particular, never silently the first engine's.
+    expect(recogniseEngine('anthropic', 'claude-cli/2.1.332', [])).toBe(CUSTOM_ENGINE);
+    expect(recogniseEngine('anthropic', 'claude-cli/2.1.332', [], 'claude_copy')).toBe('claude_copy');
+    expect(recogniseEngine('anthropic', 'claude-cli/2.1.332', [], 'claude_code')).toBe('claude_code');
+    // A job whose engine speaks another protocol does not decide.
+    expect(recogniseEngine('anthropic', 'claude-cli/2.1.332', [], 'codex')).toBe(CUSTOM_ENGINE);
+    unregister();
+
+    // Declaring a mark, as README "Adding an engine" asks: both are recognised without a job.
+    const marked: EngineDefinition = { ...copy, model: { protocol: 'anthropic', userAgent: ['claude-copy'], systemPrompt: /^You are Claude Copy\b/ } };
+    unregister = registerEngine(marked);
+    expectEachRecognised(engineDefinitions());
+    expect(recogniseEngine('anthropic', 'claude-cli/2.1.332', [{ role: 'system', text: 'You are Claude Copy, an agent' }])).toBe('claude_copy');
+    expect(recogniseEngine('anthropic', 'claude-cli/2.1.332', [{ role: 'system', text: 'You are Claude Code' }])).toBe('claude_code');
+
+    // Over HTTP: the server files a request under the engine its job noted (the API key carries the job id).
+    const server = await startModelServer({ script: parseModelScript('rules:\n  - reply: [ { say: hi } ]\n', 'model.yaml') });
+    try {
+      noteJobEngine(server.url, 'copy-job', 'claude_copy');
+      const post = (key: string) =>
+        fetch(`${server.url}/v1/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key, 'user-agent': 'claude-cli/2.1.332' },
+          body: JSON.stringify({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hello' }] }),
+        });
+      expect((await post('skill-up-job:copy-job')).status).toBe(200);
+      expect((await post('skill-up-job:other-job')).status).toBe(200);
+      expect(server.requestsFor('copy-job').map((e) => e.conversation?.engine)).toEqual(['claude_copy']);
+      expect(server.requestsFor('other-job').map((e) => e.conversation?.engine)).toEqual(['claude_code']);
+    } finally {
+      await server.close();
+    }
   });
 
   it('a taken name or alias is refused', () => {

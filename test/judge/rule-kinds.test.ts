@@ -101,3 +101,66 @@ it('a turn rule naming a turn the case does not have is a config error at its `t
   const errs = await loadErrors(dir);
   expect(errs.map((d) => `${d.line}:${d.col} ${d.path}: ${d.message}`)).toEqual(['6:36 judge.success[0].tool_called_in_turn.turn: turn 3 does not exist: this case has 1 turn']);
 });
+
+describe('a rule that checks nothing is a config error (it would hold for every job, or fail every trial as a failure rule)', () => {
+  /** For every kind of the table, values that check nothing, with the one message each gets (at `judge.failure[0].<path>`). */
+  const NOTHING: Record<string, [string, string, string][]> = {
+    output_contains: [
+      ['{}', 'output_contains', '`output_contains` needs at least one non-empty string under `all`, `any` or `not`'],
+      ['{all: []}', 'output_contains.all', 'needs at least one non-empty string: an empty list checks nothing (remove the key or add a string)'],
+      ['{not: []}', 'output_contains.not', 'needs at least one non-empty string: an empty list checks nothing (remove the key or add a string)'],
+      ['{all: [""]}', 'output_contains.all[0]', 'the empty string is in every answer, so it checks nothing: write the text to look for'],
+      ['{any: ["x", ""]}', 'output_contains.any[1]', 'the empty string is in every answer, so it checks nothing: write the text to look for'],
+    ],
+    output_matches: [
+      ['{}', 'output_matches', '`output_matches` needs at least one non-empty pattern under `all`, `any` or `not`'],
+      ['{any: []}', 'output_matches.any', 'needs at least one non-empty string: an empty list checks nothing (remove the key or add a string)'],
+      ['{not: [""]}', 'output_matches.not[0]', 'the empty string is in every answer, so it checks nothing: write the text to look for'],
+    ],
+    exit_code: [],
+    files_exist: [
+      ['[]', 'files_exist', '`files_exist` needs at least one path'],
+      ['[""]', 'files_exist[0]', 'expected a non-empty string, got a string `""`'],
+    ],
+    files_not_exist: [['[]', 'files_not_exist', '`files_not_exist` needs at least one path']],
+    tool_called: [['{name: ""}', 'tool_called.name', 'expected a non-empty string, got a string `""`']],
+    tool_not_called: [['{name: ""}', 'tool_not_called.name', 'expected a non-empty string, got a string `""`']],
+    skill_invoked: [['""', 'skill_invoked', 'expected a non-empty string, got a string `""`']],
+    skill_not_invoked: [['""', 'skill_not_invoked', 'expected a non-empty string, got a string `""`']],
+    turn_response_contains: [
+      ['{turn: 1}', 'turn_response_contains', '`turn_response_contains` needs `contains_all` or `contains_any` with at least one non-empty string'],
+      ['{turn: 1, contains_any: []}', 'turn_response_contains.contains_any', 'needs at least one non-empty string: an empty list checks nothing (remove the key or add a string)'],
+      ['{turn: 1, contains_all: [""]}', 'turn_response_contains.contains_all[0]', 'the empty string is in every answer, so it checks nothing: write the text to look for'],
+    ],
+    turn_response_not_contains: [
+      ['{turn: 1, not_contains: []}', 'turn_response_not_contains.not_contains', 'needs at least one non-empty string: an empty list checks nothing (remove the key or add a string)'],
+      ['{turn: 1, not_contains: [""]}', 'turn_response_not_contains.not_contains[0]', 'the empty string is in every answer, so it checks nothing: write the text to look for'],
+    ],
+    tool_called_in_turn: [['{turn: 1, name: ""}', 'tool_called_in_turn.name', 'expected a non-empty string, got a string `""`']],
+    tool_not_called_in_turn: [['{turn: 1, name: ""}', 'tool_not_called_in_turn.name', 'expected a non-empty string, got a string `""`']],
+  };
+
+  it('covers every kind of the table (a new kind must say what checking nothing means for it)', () => {
+    expect(Object.keys(NOTHING)).toEqual(Object.values(RULE_KINDS).map((k) => k.key));
+  });
+
+  const cases = Object.entries(NOTHING).flatMap(([key, values]) => values.map(([value, path, message]) => ({ rule: `${key}: ${value}`, path, message })));
+  it.for(cases)('`$rule`: one error at its place, saying what is expected', async ({ rule, path, message }) => {
+    const dir = writeSkill({
+      'evals/eval.yaml': MINIMAL_EVAL,
+      'evals/cases/a.yaml': `input:\n  prompt: hi\njudge:\n  type: rule_based\n  failure:\n    - ${rule}\n`,
+    });
+    const { loadErrors } = await import('../config/helpers.js');
+    const errs = await loadErrors(dir);
+    expect(errs.map((d) => [d.line, d.path, d.message])).toEqual([[6, `judge.failure[0].${path}`, message]]);
+  });
+
+  it('one non-empty string is enough, next to no other list', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': MINIMAL_EVAL,
+      'evals/cases/a.yaml': 'input:\n  prompt: hi\njudge:\n  type: rule_based\n  failure:\n    - output_contains: {not: ["x"]}\n    - output_matches: {any: ["^a"]}\n    - turn_response_contains: {turn: 1, contains_any: [y]}\n    - files_exist: [a.txt]\n',
+    });
+    const rules = ((await loadOk(dir)).suite.cases[0]!.judges[0] as { failure: Rule[] }).failure;
+    expect(rules).toEqual([{ outputContains: { not: ['x'] } }, { outputMatches: { any: ['^a'] } }, { turnResponseContains: { turn: 1, containsAny: ['y'] } }, { filesExist: ['a.txt'] }]);
+  });
+});

@@ -1,7 +1,7 @@
 /**
  * The Gemini API protocol module (src/model/protocols/gemini.ts): request parsing over the
  * captured Gemini CLI requests (fixtures/gemini-cli/: the two trimmed samples from
- * shared/engines/samples/gemini-cli/ and one full request captured from gemini 0.61.0 after an
+ * engines/gemini-cli/samples/ and one full request captured from gemini 0.61.0 after an
  * `activate_skill` call), planning with the Gemini tool table, the JSON-from-schema answers
  * for structured-output (router) calls, response rendering, and the routes over real HTTP.
  */

@@ -1,7 +1,7 @@
 /**
  * The OpenAI Chat Completions protocol module (src/model/protocols/openai-chat.ts): request
  * parsing over requests captured from OpenCode 1.18.33 and Qwen Code 0.24.4
- * (fixtures/opencode/, fixtures/qwen-code/: the trimmed samples of shared/engines/samples/ and full
+ * (fixtures/opencode/, fixtures/qwen-code/: the trimmed samples of engines/<name>/samples/ and full
  * requests captured by skill-up's own server), planning with the Chat tool table for both
  * engines, response rendering (SSE and JSON), errors, and the routes over real HTTP.
  */

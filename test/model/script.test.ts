@@ -126,6 +126,17 @@ describe('parseModelScript diagnostics', () => {
     ]);
   });
 
+  it('an engine alias eval.yaml accepts names its engine in `when.engine`, as its canonical name', () => {
+    const s = parseModelScript(
+      ['rules:', '  - when: { engine: claude-code }', '    reply: [ { say: a } ]', '  - when: { engine: [gemini, qwen-code, custom, codex] }', '    reply: [ { say: b } ]', ''].join('\n'),
+      '/s/model.yaml',
+    );
+    expect(s.rules.map((r) => r.when.engine)).toEqual([['claude_code'], ['gemini_cli', 'qwen_code', 'custom', 'codex']]);
+    expect(errorsOf('rules:\n  - when: { engine: claude-cod }\n    reply: [ { say: a } ]\n')).toEqual([
+      'model.yaml:2:21: rules[0].when.engine: unknown engine "claude-cod"; did you mean "claude_code"?',
+    ]);
+  });
+
   it('warns about rules after a catch-all', () => {
     const s = parseModelScript('rules:\n  - reply: [ { say: a } ]\n  - when: { turn: 2 }\n    reply: [ { say: b } ]\n', '/s/model.yaml');
     expect(s.warnings.map((w) => formatDiagnostic(w, '/s'))).toEqual([

@@ -6,7 +6,7 @@
  *
  * Chromium is required, never skipped: without it these tests fail and say how to install it.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -42,10 +42,40 @@ function watch(page: Page): Watch {
   return w;
 }
 
+/** A Chromium launched by {@link launchChromium}, with the temporary HOME it was given. */
+interface IsolatedBrowser {
+  browser: Browser;
+  /** The temporary HOME (and XDG_* folders under it) the browser process sees. */
+  home: string;
+  /** Closes the browser and removes `home`. */
+  close(): Promise<void>;
+}
+
+/**
+ * Launches Chromium with HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME and XDG_DATA_HOME in a fresh
+ * temporary folder: it writes crash-report settings (`~/.config/chromium/Crash Reports`) and
+ * caches there, never in the HOME the tests run with.
+ */
+async function launchChromium(): Promise<IsolatedBrowser> {
+  const home = mkdtempSync(join(tmpdir(), 'skill-up-chromium-home-'));
+  const inherited = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const env = { ...inherited, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache'), XDG_DATA_HOME: join(home, '.local', 'share') };
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, env });
+  return {
+    browser,
+    home,
+    close: async () => {
+      await browser.close();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
 /** Visible case rows' ids. */
 const visibleIds = (page: Page) => page.$$eval('#rows tr.case:not([hidden]) .cid', (els) => els.map((e) => e.textContent ?? ''));
 
 describe('HTML report in Chromium', () => {
+  let isolated: IsolatedBrowser | undefined;
   let browser: Browser;
   let context: BrowserContext;
   let dir: string;
@@ -57,7 +87,8 @@ describe('HTML report in Chromium', () => {
     if (!existsSync(CHROMIUM)) {
       throw new Error(`Chromium is required for the HTML report browser tests and was not found at ${CHROMIUM}: install it with \`apt-get install chromium\` (Debian/Ubuntu; CI does), or set SKILL_UP_CHROMIUM to its path`);
     }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    isolated = await launchChromium();
+    browser = isolated.browser;
     context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, colorScheme: 'light' });
     dir = mkdtempSync(join(tmpdir(), 'skill-up-html-'));
     file = join(dir, 'report.html');
@@ -65,7 +96,7 @@ describe('HTML report in Chromium', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
   });
   afterAll(async () => {
-    await browser?.close();
+    await isolated?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -77,6 +108,30 @@ describe('HTML report in Chromium', () => {
     await page.waitForSelector('html[data-ready="1"]', { timeout: 15_000 });
     return { page, w };
   }
+
+  it('writes nothing into the HOME the tests run with: Chromium gets its own, removed afterwards', async () => {
+    const testHome = mkdtempSync(join(tmpdir(), 'skill-up-test-home-'));
+    const saved = { HOME: process.env.HOME, XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME, XDG_DATA_HOME: process.env.XDG_DATA_HOME };
+    Object.assign(process.env, { HOME: testHome, XDG_CONFIG_HOME: join(testHome, '.config'), XDG_CACHE_HOME: join(testHome, '.cache'), XDG_DATA_HOME: join(testHome, '.local', 'share') });
+    try {
+      const own = await launchChromium();
+      const page = await own.browser.newPage();
+      await page.goto(pathToFileURL(file).href);
+      await page.waitForSelector('html[data-ready="1"]', { timeout: 15_000 });
+      await page.close();
+      // Chromium did write its profile files: into the HOME it was given.
+      expect(existsSync(join(own.home, '.config', 'chromium'))).toBe(true);
+      await own.close();
+      expect(existsSync(own.home)).toBe(false);
+      expect(readdirSync(testHome)).toEqual([]);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      rmSync(testHome, { recursive: true, force: true });
+    }
+  });
 
   it('loads without console errors, page errors or any network request but the file', async () => {
     const { page, w } = await open();

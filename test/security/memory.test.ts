@@ -284,7 +284,7 @@ describe('an HTTP agent answering 2 GiB', () => {
     // The first `cap` bytes are kept; the rest was never read.
     expect(statSync(join(out, 'iteration-1', job.output_dir, 'outputs/turn-1.response.json')).size).toBe(cap);
     expect(closedEarly).toBe(true);
+    // Bounded by bytes, not by time: skill-up stopped reading at the cap (its speed is not a test's to judge).
     expect(sent).toBeLessThan(TOTAL / 4);
-    expect(seconds).toBeLessThan(30);
   });
 });

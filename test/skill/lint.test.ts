@@ -293,3 +293,58 @@ describe('lintSkill on frontmatter skill-up cannot read', () => {
     expect(errors(r).map((d) => [d.line, d.col, d.message])).toEqual([[4, 3, 'YAML error in frontmatter: a map key is a list (`? […]`); keys must be strings']]);
   });
 });
+
+describe('lintSkill on YAML 1.1 tags in the frontmatter', () => {
+  test.for([
+    ['description: !!binary', 'name: tag-desc\ndescription: !!binary QSBza2lsbC4=', 3, 14, 'YAML tag `!!binary` is not supported in frontmatter; write a plain string'],
+    ['metadata: !!binary', 'name: tag-meta\ndescription: x\nmetadata: !!binary aGVsbG8=', 4, 11, 'YAML tag `!!binary` is not supported in frontmatter; write a plain string'],
+    ['metadata: !!set', 'name: tag-set\ndescription: x\nmetadata: !!set {a, b}', 4, 11, 'YAML tag `!!set` is not supported in frontmatter; write a plain list'],
+  ] as const)('%s: one error at the tag, nothing about its value', async ([, fields, line, col, message]) => {
+    const folder = /name: (\S+)/.exec(fields)![1]!;
+    const r = await lintSkill(await skill(folder, fm(fields)));
+    expect(errors(r).map((d) => [d.line, d.col, d.message])).toEqual([[line, col, message]]);
+  });
+});
+
+describe('lintSkill on a SKILL.md that leads out of the skill folder', () => {
+  test('is reported as the link it is and never read (nothing of its content shows)', async () => {
+    const outside = path.join(tmp, 'outside-SKILL.md');
+    await writeFile(outside, fm('name: hunter2-outside-content\ndescription: hunter2 text'));
+    const dir = path.join(tmp, 'linked-out');
+    await mkdir(dir, { recursive: true });
+    await symlink(outside, path.join(dir, 'SKILL.md'));
+    const r = await lintSkill(dir);
+    expect(r.diagnostics.map((d) => [d.file, d.line, d.severity, d.message])).toEqual([
+      [dir, 0, 'error', `SKILL.md is a symbolic link to ${outside}, outside the skill folder ${dir}; it is not read: copy the file into the skill folder`],
+    ]);
+    expect(r.name).toBeUndefined();
+    expect(r.body).toBeUndefined();
+    expect(JSON.stringify(r)).not.toContain('hunter2');
+  });
+
+  test('through a linked folder, or a dangling link outside, too; a link inside the skill is read', async () => {
+    const elsewhere = path.join(tmp, 'elsewhere');
+    await mkdir(elsewhere, { recursive: true });
+    await writeFile(path.join(elsewhere, 'SKILL.md'), fm('name: hunter2\ndescription: hunter2'));
+    const viaFolder = path.join(tmp, 'via-folder');
+    await mkdir(viaFolder, { recursive: true });
+    await symlink(elsewhere, path.join(viaFolder, 'docs'));
+    await symlink('docs/SKILL.md', path.join(viaFolder, 'SKILL.md'));
+    expect(errors(await lintSkill(viaFolder)).map((d) => d.message)).toEqual([
+      `SKILL.md is a symbolic link to ${path.join(elsewhere, 'SKILL.md')}, outside the skill folder ${viaFolder}; it is not read: copy the file into the skill folder`,
+    ]);
+    const dangling = path.join(tmp, 'dangling-out');
+    await mkdir(dangling, { recursive: true });
+    await symlink('../nowhere/SKILL.md', path.join(dangling, 'SKILL.md'));
+    expect(errors(await lintSkill(dangling)).map((d) => d.message)).toEqual([
+      `SKILL.md is a symbolic link to ${path.join(tmp, 'nowhere', 'SKILL.md')}, outside the skill folder ${dangling}; it is not read: copy the file into the skill folder`,
+    ]);
+    const inside = path.join(tmp, 'linked-in');
+    await mkdir(path.join(inside, 'src'), { recursive: true });
+    await writeFile(path.join(inside, 'src', 'SKILL.md'), fm('name: linked-in\ndescription: Read through a link inside the skill.'));
+    await symlink('src/SKILL.md', path.join(inside, 'SKILL.md'));
+    const r = await lintSkill(inside);
+    expect(errors(r)).toEqual([]);
+    expect(r.name).toBe('linked-in');
+  });
+});

@@ -1,6 +1,6 @@
 /**
- * Anthropic Messages API, as Claude Code 2.1.x uses it (source: ../shared/engines/
- * claude-code-and-codex.md §2.3 and the captured requests in samples/claude-code/).
+ * Anthropic Messages API, as Claude Code 2.1.x uses it (sources: engines/claude-code/README.md
+ * and the captured requests in engines/claude-code/samples/).
  *
  * Routes (matched on the path's end, so a base URL with a prefix works; the query string,
  * e.g. `?beta=true`, is ignored):
@@ -24,7 +24,7 @@ import type { ModelReply, ModelRequest, NeutralMessage, NeutralPart, ToolSpec } 
 import { estimateTokens } from '../plan.js';
 import { readInput, shellInput, skillInput, writeInput, type ToolTable } from '../tools.js';
 import { jsonResponse, ProtocolError, sseEvent, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
-import { engineOfProtocol } from './engines.js';
+import { engineOfRequest } from './engines.js';
 
 /** Claude Code's tools first; common names of other agents after (custom agents on this API). */
 export const ANTHROPIC_TOOL_TABLE: ToolTable = {
@@ -134,7 +134,7 @@ export function parseAnthropicRequest(body: unknown, ctx: WireContext): ModelReq
   }
   const req: ModelRequest = {
     protocol: 'anthropic',
-    engine: engineOfProtocol('anthropic'),
+    engine: engineOfRequest('anthropic', ctx, system, messages),
     model: typeof body.model === 'string' ? body.model : 'scripted-model',
     stream: body.stream === true,
     system,

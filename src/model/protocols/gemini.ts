@@ -1,7 +1,7 @@
 /**
  * The Gemini API (Google AI "Developer API", `v1beta`), as Gemini CLI 0.61.x uses it through
- * the `@google/genai` SDK. Sources: ../shared/engines/opencode-gemini-qwen-docker.md §1
- * ("Gemini API") and §3, the captured requests in samples/gemini-cli/
+ * the `@google/genai` SDK. Sources: engines/gemini-cli/README.md, the captured requests in
+ * engines/gemini-cli/samples/
  * (`request-2nd-call-trimmed.json`, `request-router-trimmed.json`), and requests captured from
  * the real `gemini` 0.61.0 binary against this server.
  *
@@ -52,12 +52,12 @@ import type { EngineName, ModelReply, ModelRequest, NeutralMessage, NeutralPart,
 import { estimateTokens } from '../plan.js';
 import { readInput, shellInput, skillInput, writeInput, type ToolTable } from '../tools.js';
 import { jsonResponse, ProtocolError, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
-import { engineOfProtocol } from './engines.js';
+import { engineOfRequest } from './engines.js';
 
 /**
  * Gemini CLI's tools (`activate_skill {name}`, `write_file {file_path, content}`,
- * `run_shell_command {command, description}`, `read_file {file_path}`; shared doc §3
- * "Requests"), then common names of other agents for custom clients of this API.
+ * `run_shell_command {command, description}`, `read_file {file_path}`;
+ * engines/gemini-cli/README.md), then common names of other agents for custom clients of this API.
  */
 export const GEMINI_TOOL_TABLE: ToolTable = {
   use_skill: [
@@ -210,7 +210,8 @@ export function requestedJsonSchema(generationConfig: unknown): unknown {
 
 /**
  * Parses a generateContent / streamGenerateContent body.
- * `engine` is `gemini_cli` (the only client of this API skill-up drives).
+ * `engine`: engines.ts `engineOfRequest` (`gemini_cli`, the only engine of this API skill-up
+ * drives, unless the job or a registered engine's marks say otherwise).
  * @throws ProtocolError when `contents` is missing or not a list.
  */
 export function parseGeminiRequest(body: unknown, ctx: WireContext): ModelRequest {
@@ -231,7 +232,7 @@ export function parseGeminiRequest(body: unknown, ctx: WireContext): ModelReques
   let model = modelFromPath(ctx.pathname) ?? (typeof body.model === 'string' ? body.model.replace(/^models\//, '') : 'scripted-model');
   const schema = requestedJsonSchema(body.generationConfig);
   if (schema !== undefined) model += JSON_SCHEMA_MARK + Buffer.from(JSON.stringify(schema), 'utf8').toString('base64url');
-  const engine: EngineName = engineOfProtocol('gemini');
+  const engine: EngineName = engineOfRequest('gemini', ctx, system, messages);
   return {
     protocol: 'gemini',
     engine,

@@ -43,7 +43,7 @@
  * offered every abstract action is unmappable, so they get plain text.
  *
  * Streaming response (`stream: true`), `data: <json>\n\n` events without `event:` lines
- * (shape verified with both engines, §1):
+ * (shape verified with both engines):
  * `chat.completion.chunk` with `delta:{role:"assistant", content}` (text, when any) → per tool
  * call one chunk `delta.tool_calls[{index, id:"call_<24 hex>", type:"function", function:{name,
  * arguments:""}}]` and one carrying the whole `arguments` JSON → a chunk with `delta:{}` and
@@ -58,7 +58,7 @@
 import type { EngineName, ModelReply, ModelRequest, NeutralMessage, NeutralPart, ToolSpec } from '../types.js';
 import { readInput, shellInput, skillInput, writeInput, type ToolTable } from '../tools.js';
 import { anthropicProtocol } from './anthropic.js';
-import { profileOf, recogniseEngine } from './engines.js';
+import { profileOf, recogniseEngine, userAgentOf } from './engines.js';
 import { jsonResponse, ProtocolError, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
 
 /**
@@ -159,14 +159,18 @@ export function unquoteOpencodePrompt(text: string): string {
   return text;
 }
 
-/** The engine a request comes from (see the module doc; the marks are in the engines' definitions). */
-export function detectChatEngine(headers: WireContext['headers'], body: Record<string, unknown>): EngineName {
+/**
+ * The engine a request comes from (see the module doc; the marks are in the engines'
+ * definitions): `jobEngine` (the engine the request's job runs, `WireContext.jobEngine`) when it
+ * speaks Chat Completions, else the marks of the headers and the first messages.
+ */
+export function detectChatEngine(headers: WireContext['headers'], body: Record<string, unknown>, jobEngine?: string): EngineName {
   const msgs = Array.isArray(body.messages) ? body.messages : [];
   const opening = msgs
     .slice(0, 3)
     .filter(isObj)
     .map((m) => ({ role: String(m.role ?? ''), text: chatContentText(m.content) }));
-  return recogniseEngine('openai_chat', String(headers['user-agent'] ?? ''), opening);
+  return recogniseEngine('openai_chat', userAgentOf(headers), opening, jobEngine);
 }
 
 function parseArguments(args: unknown): unknown {
@@ -186,7 +190,7 @@ function parseArguments(args: unknown): unknown {
 export function parseOpenAIChatRequest(body: unknown, ctx: WireContext): ModelRequest {
   if (!isObj(body)) throw new ProtocolError('request body must be a JSON object');
   if (!Array.isArray(body.messages)) throw new ProtocolError('messages: field required (a list)');
-  const engine = detectChatEngine(ctx.headers, body);
+  const engine = detectChatEngine(ctx.headers, body, ctx.jobEngine);
   const profile = profileOf(engine);
   const messages: NeutralMessage[] = [];
   for (const m of body.messages) {

@@ -2,8 +2,8 @@
  * OpenAI Responses API, as the Codex CLI (0.171.0) uses it through a custom
  * `model_providers.<id>` with `wire_api = "responses"`.
  *
- * Sources: ../shared/engines/claude-code-and-codex.md §3.2 (wire protocol), §3.5 (skills),
- * §3.6 (errors), and the captured requests in samples/codex/`request-{1..4}-*.trimmed.json`
+ * Sources: engines/codex/README.md (wire protocol, skills, errors) and the captured requests
+ * in engines/codex/samples/`request-{1..4}-*.trimmed.json`
  * and `skills-instructions-developer-message.txt`. Verified against the real binary by
  * engines/codex/adapter.test.ts.
  *
@@ -30,7 +30,8 @@
  * - `reasoning`, `web_search_call`, `tool_search_*`, … are ignored.
  * Consecutive assistant items (a message and the calls after it) form one assistant message.
  * The session id is the thread id (headers `session-id` / `thread-id`, else
- * `prompt_cache_key`); the engine is always `codex`.
+ * `prompt_cache_key`); the engine: engines.ts `engineOfRequest` (`codex` unless the job or a
+ * registered engine's marks say otherwise).
  *
  * Tools (`tools[]`): `function` tools keep their `parameters` as schema; `custom` (freeform)
  * tools such as `apply_patch` get the schema `{type: "string"}` so builders know to send
@@ -44,12 +45,12 @@
  * call `response.custom_tool_call_input.delta` / `.done`, then `response.output_item.done` →
  * `response.completed` with `usage {input_tokens, input_tokens_details.cached_tokens,
  * output_tokens, output_tokens_details.reasoning_tokens, total_tokens}` (tokens ≈ chars / 4).
- * The minimum codex needs (verified, doc §3.2) is `output_item.done` per item plus
+ * The minimum codex needs (verified) is `output_item.done` per item plus
  * `response.completed`.
  *
  * Errors: `{"error": {"message", "type", "code", "param": null}}` with the HTTP status; codex
  * quotes such a body (`unexpected status 400 Bad Request: {…}`). But codex 0.171.0 replaces
- * the body of a 5xx with a generic "We're currently experiencing high demand" text (§3.6) and
+ * the body of a 5xx with a generic "We're currently experiencing high demand" text and
  * reports a 429 as `exceeded retry limit, last status: 429` without it, so for a scripted
  * status ≥ 500 or 429 the module answers HTTP 200 with an SSE stream whose `response.failed`
  * event carries the message (`renderResponsesError`): codex then ends the turn with
@@ -59,7 +60,7 @@
 import { absolutePath, pickKey, schemaKeys, type ActionContext, type ToolAction, type ToolCandidate, type ToolTable } from '../tools.js';
 import type { ModelReply, ModelRequest, NeutralMessage, NeutralPart, ReplyBlock, ToolSpec } from '../types.js';
 import { jsonResponse, ProtocolError, sseEvent, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
-import { engineOfProtocol } from './engines.js';
+import { engineOfRequest } from './engines.js';
 
 type Json = Record<string, unknown>;
 
@@ -151,9 +152,9 @@ const SHELLS: ToolCandidate[] = [
 ];
 
 /**
- * Codex's tools (doc §3.2; 0.171.0 with `gpt-5.5` offers `exec_command` and a custom
+ * Codex's tools (engines/codex/README.md; 0.171.0 with `gpt-5.5` offers `exec_command` and a custom
  * `apply_patch`; with an unknown model slug, no `apply_patch`):
- * - `use_skill` → a shell read `cat <SKILL.md path>` (codex has no skill tool, §3.5);
+ * - `use_skill` → a shell read `cat <SKILL.md path>` (codex has no skill tool);
  * - `write_file` → `apply_patch` (`*** Add File`), else a shell `mkdir -p … && printf '%s' … > path`;
  * - `run` → the shell; `read_file` → `cat <path>` in the shell.
  */
@@ -302,7 +303,7 @@ export function parseResponsesRequest(body: unknown, ctx: WireContext): ModelReq
   }
   const req: ModelRequest = {
     protocol: 'openai_responses',
-    engine: engineOfProtocol('openai_responses'),
+    engine: engineOfRequest('openai_responses', ctx, system, messages),
     model: typeof body.model === 'string' ? body.model : 'scripted-model',
     stream: body.stream === true,
     system,
@@ -442,7 +443,7 @@ export function renderResponsesError(status: number, message: string, type?: str
   return jsonResponse(status, { error: { message, type: errType, code: errType, param: null } });
 }
 
-/** No utility routes are claimed (codex with a custom provider calls only `/responses`, §3.2). */
+/** No utility routes are claimed (codex with a custom provider calls only `/responses`). */
 function utility(ctx: WireContext): Rendered {
   return jsonResponse(404, { error: { message: `[scripted-model] no route for ${ctx.method} ${ctx.pathname}`, type: 'not_found_error', code: null, param: null } });
 }

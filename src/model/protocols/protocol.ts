@@ -25,6 +25,11 @@ export interface WireContext {
   headers: IncomingHttpHeaders;
   /** Length of the raw body in characters. */
   rawChars: number;
+  /**
+   * The engine the request's job runs, when the API key carries a job id (`skill-up-job:<jobId>`)
+   * and that job's adapter told the server (src/model/offered.ts `noteJobEngine`).
+   */
+  jobEngine?: string;
 }
 
 /** Thrown by `parse` for a body the protocol rejects; answered with `status` (default 400). */
