@@ -3,25 +3,13 @@
  * engines/claude-code/samples/ (real captured output, copied into the repository) (every `*.jsonl` and the `--output-format json` sample),
  * plus synthetic lines for the cases the samples do not show.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { engineSamples } from '../../test/support/samples.js';
 import { parseStreamJson, StreamJsonParser, toolResultText } from './parse.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const SAMPLES = resolve(here, 'samples');
-
-function sample(name: string): string {
-  const file = join(SAMPLES, name);
-  if (!existsSync(file)) throw new Error(`sample ${file} is missing: copied from the engine's real output into engines/claude-code/samples/`);
-  return readFileSync(file, 'utf8');
-}
-
 /** The engine-output samples: every *.jsonl plus the `--output-format json` result. */
-const OUTPUT_SAMPLES = existsSync(SAMPLES)
-  ? readdirSync(SAMPLES).filter((f) => f.endsWith('.jsonl') || f === 'output-format-json-max-turns.json').sort()
-  : [];
+const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(import.meta.url, (f) => f.endsWith('.jsonl') || f === 'output-format-json-max-turns.json');
 
 describe('claude-code samples', () => {
   it('finds the sample folder', () => {

@@ -4,23 +4,13 @@
  * file), plus synthetic lines for what the samples do not show (MCP calls, failed commands,
  * SKILL.md writes, `turn.failed` without a message).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { engineSamples } from '../../test/support/samples.js';
 import { CodexJsonParser, parseCodexJson, parseRollout, perTurnUsage, skillsReadBy } from './parse.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const SAMPLES = resolve(here, 'samples');
-
-function sample(name: string): string {
-  const file = join(SAMPLES, name);
-  if (!existsSync(file)) throw new Error(`sample ${file} is missing: copied from the engine's real output into engines/codex/samples/`);
-  return readFileSync(file, 'utf8');
-}
-
 /** The `codex exec --json` samples (every *.jsonl except the rollout file). */
-const OUTPUT_SAMPLES = existsSync(SAMPLES) ? readdirSync(SAMPLES).filter((f) => f.endsWith('.jsonl') && !f.startsWith('rollout-')).sort() : [];
+const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(import.meta.url, (f) => f.endsWith('.jsonl') && !f.startsWith('rollout-'));
 
 describe('codex samples', () => {
   it('finds the sample folder', () => {

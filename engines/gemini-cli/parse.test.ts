@@ -4,23 +4,13 @@
  * sample), plus lines captured from the same binary for the cases the samples do not show
  * (API error, quota error, unreachable server, max turns, a text run before a tool call).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { engineSamples } from '../../test/support/samples.js';
 import { GeminiStreamParser, parseGeminiStream, skillOfSkillMdPath } from './parse.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const SAMPLES = resolve(here, 'samples');
-
-function sample(name: string): string {
-  const file = join(SAMPLES, name);
-  if (!existsSync(file)) throw new Error(`sample ${file} is missing: copied from the engine's real output into engines/gemini-cli/samples/`);
-  return readFileSync(file, 'utf8');
-}
-
 /** The engine-output samples: every *.jsonl plus the `--output-format json` result (not the request captures). */
-const OUTPUT_SAMPLES = existsSync(SAMPLES) ? readdirSync(SAMPLES).filter((f) => f.endsWith('.jsonl') || (f.endsWith('.json') && !f.startsWith('request-'))).sort() : [];
+const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(import.meta.url, (f) => f.endsWith('.jsonl') || (f.endsWith('.json') && !f.startsWith('request-')));
 
 describe('gemini-cli samples', () => {
   it('finds the sample folder', () => {

@@ -3,22 +3,12 @@
  * engines/opencode/samples/ (every `run*.jsonl`), plus synthetic lines for the shapes the
  * samples do not show (a failed tool, an HTTP error line, the step limit).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { engineSamples } from '../../test/support/samples.js';
 import { OpencodeJsonParser, parseOpencodeJson } from './parse.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const SAMPLES = resolve(here, 'samples');
-
-function sample(name: string): string {
-  const file = join(SAMPLES, name);
-  if (!existsSync(file)) throw new Error(`sample ${file} is missing: copied from the engine's real output into engines/opencode/samples/`);
-  return readFileSync(file, 'utf8');
-}
-
-const OUTPUT_SAMPLES = existsSync(SAMPLES) ? readdirSync(SAMPLES).filter((f) => f.endsWith('.jsonl')).sort() : [];
+const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(import.meta.url, (f) => f.endsWith('.jsonl'));
 
 describe('opencode samples', () => {
   it('finds every output sample', () => {

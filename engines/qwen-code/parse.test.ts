@@ -3,22 +3,12 @@
  * engines/qwen-code/samples/ (real captured output, copied into the repository) (every `*.stream.jsonl` and the `--output-format json`
  * array `run4-write.json`), plus synthetic lines for the shapes the samples do not show.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { engineSamples } from '../../test/support/samples.js';
 import { parseQwenOutput, QwenStreamParser, qwenToolResultText } from './parse.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const SAMPLES = resolve(here, 'samples');
-
-function sample(name: string): string {
-  const file = join(SAMPLES, name);
-  if (!existsSync(file)) throw new Error(`sample ${file} is missing: copied from the engine's real output into engines/qwen-code/samples/`);
-  return readFileSync(file, 'utf8');
-}
-
-const OUTPUT_SAMPLES = existsSync(SAMPLES) ? readdirSync(SAMPLES).filter((f) => f.endsWith('.stream.jsonl') || f === 'run4-write.json').sort() : [];
+const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(import.meta.url, (f) => f.endsWith('.stream.jsonl') || f === 'run4-write.json');
 
 describe('qwen-code samples', () => {
   it('finds every output sample', () => {
