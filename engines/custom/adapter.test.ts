@@ -7,6 +7,7 @@ import type { CaseSpec, CustomEngineConfig, EngineConfig } from '../../src/confi
 import type { EngineContext } from '../../src/engine/types.js';
 import { createCustomAdapter } from './adapter.js';
 import { expandTemplate, TemplateError } from './template.js';
+import { alive } from '../../test/support/proc.js';
 
 function setup(cfg: Partial<CustomEngineConfig> & Pick<CustomEngineConfig, 'transport'>) {
   const root = mkdtempSync(join(tmpdir(), 'su-custom-'));
@@ -33,16 +34,6 @@ function script(root: string, name: string, body: string): string {
 }
 
 const turn = (prompt: string, timeoutMs = 10_000) => ({ index: 1, prompt, history: [prompt], timeoutMs });
-
-/** True while `pid` runs (a zombie waiting for a reaper counts as dead). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('custom engine, local transport', () => {
   it('passes the SessionInput and templated args, and parses a SessionResult from stdout', async () => {

@@ -293,7 +293,7 @@ export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSumma
   def: EngineDefinition,
   spec: CliEngineSpec<S, Sum, C>,
 ): EngineAdapter<CliPrepared<S, C>> {
-  const requires = spec.requires ? (bin: string, env: ProcessEnv) => spec.requires!(bin, env) : undefined;
+  const requires = spec.requires?.bind(spec);
   return {
     name: def.name,
     skillDirs: [...def.skillDirs],

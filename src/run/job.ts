@@ -21,7 +21,6 @@ import { droppedToolCalls, MAX_TOOL_CALLS_PER_TURN, MAX_TOOL_IO_CHARS_PER_TURN, 
 import { removePlantedLinks, unlinkPlantedAncestors } from '../util/contain.js';
 import { priceResult } from '../cost/estimate.js';
 import { suiteEnvOf } from '../engine/env.js';
-import { exchangeMark, fillOfferedFromModel } from '../model/offered.js';
 import { redactTextFileInPlace, redactUntracked, writeJson, writeText } from '../util/out.js';
 
 /** A skill ready to install: where it comes from and the folder name it gets. */
@@ -322,16 +321,12 @@ async function converse(
     await unplant(ctx.outputDir, result, `before turn ${index}`);
     events?.started(index);
     let t: TranscriptTurn;
-    const exchangesBefore = exchangeMark(ctx.modelBaseUrl, ctx.jobId);
     try {
       t = await adapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [...history], timeoutMs });
     } catch (e) {
       events?.finished(emptyTurn(index, prompt, 'error', (e as Error).message));
       throw e;
     }
-    // CLI engines fill these themselves (src/engine/cli-engine.ts); a custom engine talking to the
-    // scripted model gets the same from the requests it sent (a no-op when already set).
-    fillOfferedFromModel(t, ctx.modelBaseUrl, ctx.jobId, exchangesBefore);
     const dropped = boundToolCalls(t);
     // An engine prices the scripted model's made-up tokens at a real model's rates: that is
     // no cost anybody pays, so it is not reported.

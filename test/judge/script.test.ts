@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { interpreterFor, runScriptJudge } from '../../src/judge/index.js';
 import { makeInput, tempDir } from './helpers.js';
+import { alive } from '../support/proc.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => cleanups.splice(0).forEach((c) => c()));
@@ -17,21 +18,6 @@ function setup(scripts: Record<string, { body: string; exec?: boolean }>, finalM
     chmodSync(p, s.exec ? 0o755 : 0o644);
   }
   return { skillDir: skill.dir, input: makeInput({ workspace: work.dir, skillDir: skill.dir, finalMessage, exitCode: 0 }) };
-}
-
-/** True when `pid` is a running process (a zombie awaiting its reaper counts as dead). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return true; // no /proc: trust kill(0)
-  }
 }
 
 describe('script judge', () => {

@@ -9,16 +9,7 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { createWorkspace, WorkspaceError } from '../../src/runtime/workspace.js';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+import { alive } from '../support/proc.js';
 
 async function until(f: () => boolean, ms = 3000): Promise<boolean> {
   const end = Date.now() + ms;

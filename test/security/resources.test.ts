@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ProcessOutputError, runProcess } from '../../src/engine/proc.js';
 import { FDS_PER_JOB, fitParallelism, maxParallelism, openFileLimit, RESERVED_FDS } from '../../src/run/limits.js';
 import { BIN, runCli, writeSkill } from '../cli/helpers.js';
+import { alive } from '../support/proc.js';
 
 /** A suite of `n` cases whose agent prints `done` (after `sleep` seconds); `extra` adds case-specific shell lines. */
 function cheapSuite(n: number, opts: { parallelism: number; sleep?: number; extra?: string; args?: string } = { parallelism: 1 }): string {
@@ -191,21 +192,6 @@ describe('an unusable output folder', () => {
     spawnSync('rm', ['-rf', base]);
   });
 });
-
-/** True while `pid` runs (a zombie waiting for its parent counts as dead). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return process.platform !== 'linux';
-  }
-}
 
 /** Children of `ppid` whose command line contains `marker` (Linux). */
 function childrenWith(ppid: number, marker: string): number[] {

@@ -6,10 +6,11 @@
  * collected file. Claude must not receive any of them, and nothing skill-up writes or prints may
  * hold a canary or the suite's own `environment.env` secret.
  */
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, writeSkill, type CliRun } from '../cli/helpers.js';
+import { filesUnder } from '../support/proc.js';
 
 const WITHHELD: Record<string, string> = {
   OPENAI_API_KEY: 'sk-CANARYopenaiclaude0123456789abc',
@@ -50,11 +51,6 @@ cases:
           - output_contains: { all: ["looked at my environment"] }
 report: { formats: [json, junit, html, markdown] }
 `;
-
-function walk(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []));
-}
 
 /** Plain, URL-encoded, JSON-escaped and base64 (three alignments) forms. */
 function forms(c: string): string[] {
@@ -103,7 +99,7 @@ describe('secrets with real Claude Code (scripted model, built CLI)', () => {
   it('writes and prints no canary in any form', () => {
     const canaries = [...Object.values(WITHHELD), SUITE_SECRET];
     const found: string[] = [];
-    for (const f of walk(out)) {
+    for (const f of filesUnder(out)) {
       const text = readFileSync(f, 'latin1');
       for (const c of canaries) for (const form of forms(c)) if (text.includes(form)) found.push(`${f.slice(out.length)}: ${c} as ${form}`);
     }

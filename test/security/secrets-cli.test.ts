@@ -9,10 +9,11 @@
  * HTML-escaped form, and the environments the processes received are checked against the
  * allow-list.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, writeSkill, type CliRun } from '../cli/helpers.js';
+import { filesUnder } from '../support/proc.js';
 
 const FIXTURES = resolve(import.meta.dirname, '../fixtures/secrets');
 
@@ -96,18 +97,6 @@ function forms(c: string): string[] {
   return [...out];
 }
 
-/** Every file under `dir` (recursively). */
-function walk(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...walk(p));
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
-}
-
 /** `name: form` for every canary form found in `text`. */
 function leaks(text: string, canaries: string[]): string[] {
   const found: string[] = [];
@@ -170,7 +159,7 @@ describe('secrets never leave through skill-up (custom agent, built CLI)', () =>
   });
 
   it('writes no canary in any form into any file of the run', () => {
-    const files = walk(out);
+    const files = filesUnder(out);
     expect(files.length).toBeGreaterThan(20);
     const found: string[] = [];
     for (const f of files) for (const l of leaks(readFileSync(f, 'latin1'), [...ALL_SECRETS, ...Object.values(PLAIN)])) found.push(`${f.slice(out.length + 1)}: ${l}`);
@@ -223,7 +212,7 @@ describe('secrets never leave through skill-up (custom agent, built CLI)', () =>
   it('lets no withheld canary reach any file anywhere, the kept workspaces and homes included', () => {
     const found: string[] = [];
     for (const ws of workspaces) {
-      for (const f of [...walk(ws), ...walk(`${ws}-home`)]) {
+      for (const f of [...filesUnder(ws), ...filesUnder(`${ws}-home`)]) {
         const text = readFileSync(f, 'latin1');
         for (const c of [...Object.values(WITHHELD), ...Object.values(PLAIN)]) if (text.includes(c)) found.push(`${f}: ${c}`);
       }

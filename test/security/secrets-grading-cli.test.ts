@@ -5,22 +5,11 @@
  * is no secret, so ids, progress lines and result.json keys stay whole. Also: a secret in a
  * collected artifact's file name (finding 5).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, writeSkill, type CliRun } from '../cli/helpers.js';
-
-/** Every file under `dir` (recursively). */
-function walk(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...walk(p));
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
-}
+import { filesUnder } from '../support/proc.js';
 
 const GREETING = 'Hello, World';
 
@@ -79,7 +68,7 @@ describe('redaction after grading (built CLI)', () => {
   });
 
   it('and the value (a secret: not a plain word) is absent from every file and from the console', () => {
-    const files = walk(join(out, 'iteration-1'));
+    const files = filesUnder(join(out, 'iteration-1'));
     expect(files.some((f) => f.endsWith('.stdout.txt'))).toBe(true);
     expect(files.some((f) => f.endsWith('turn-1.final.txt'))).toBe(true);
     for (const f of files) expect(readFileSync(f, 'latin1').includes(GREETING), f).toBe(false);
@@ -89,7 +78,7 @@ describe('redaction after grading (built CLI)', () => {
   });
 
   it('the collected artifact is named with the secret redacted', () => {
-    const files = walk(join(out, 'iteration-1'));
+    const files = filesUnder(join(out, 'iteration-1'));
     expect(files.filter((f) => f.endsWith('name-[REDACTED].txt'))).toHaveLength(1);
     const doc = JSON.parse(readFileSync(join(out, 'iteration-1', 'result.json'), 'utf8'));
     const small = (doc.jobs as { artifacts: string[]; id: string }[]).find((j) => j.id.startsWith('small'))!;
