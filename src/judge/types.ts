@@ -4,6 +4,7 @@
  */
 import type { CaseSpec } from '../config/types.js';
 import type { Transcript } from '../engine/types.js';
+import type { WorkspaceChanges } from '../runtime/changes.js';
 
 /** One graded check. `evidence` says what was seen, so a reader can verify the verdict. */
 export interface Assertion {
@@ -44,6 +45,11 @@ export interface JudgeInput {
   transcriptPath: string;
   /** Absolute path of the skill root, for `golden_file` and `script_path`. */
   skillDir: string;
+  /**
+   * What the agent changed in the workspace, from a snapshot taken after the skill was
+   * installed and before the first turn (src/runtime/changes.ts). Absent when unknown.
+   */
+  changes?: WorkspaceChanges;
   /** Per-turn status from the conversation (completed, skipped, failed, error). */
   turnStatus: ('completed' | 'skipped' | 'failed' | 'error')[];
   signal?: AbortSignal;

@@ -107,6 +107,7 @@ function jobResultOf(j: JobJson): JobResult {
     assertions: j.assertions,
     outputDir: j.output_dir,
     artifacts: j.artifacts,
+    ...(j.changes ? { changes: j.changes } : {}),
     ...(j.workspace ? { workspace: j.workspace } : {}),
   };
 }

@@ -121,6 +121,8 @@ export interface JobJson {
   /** Job folder relative to the iteration folder. */
   output_dir: string;
   artifacts: string[];
+  /** Workspace files the agent added, modified and deleted (JobResult.changes). */
+  changes?: { added: number; modified: number; deleted: number; truncated?: boolean };
   /** Absolute path of the kept workspace (`--keep-workspaces`). */
   workspace?: string;
 }
@@ -232,6 +234,7 @@ export function jobJson(r: JobResult): JobJson {
     turns: r.turns.map(turnJson),
     output_dir: r.outputDir,
     artifacts: r.artifacts,
+    ...(r.changes ? { changes: r.changes } : {}),
     ...(r.workspace ? { workspace: r.workspace } : {}),
   };
 }

@@ -10,7 +10,7 @@ import { fillTurnTemplate } from '../config/turn-template.js';
 import type { EngineAdapter, EngineContext, EngineError, Transcript, TranscriptTurn } from '../engine/types.js';
 import { zeroUsage } from '../engine/types.js';
 import type { Job } from '../plan/plan.js';
-import { createWorkspace, collectArtifacts, type Workspace } from '../runtime/index.js';
+import { createWorkspace, collectArtifacts, diffSnapshots, saveChanges, snapshotWorkspace, type Workspace, type WorkspaceChanges } from '../runtime/index.js';
 import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
 import { gradeJob, evaluatePostConditionOn, captureDetail } from '../judge/index.js';
 import { turnText, withFullText } from '../judge/text.js';
@@ -161,6 +161,8 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
       modelBaseUrl: env.modelBaseUrl,
     };
     const prepared = await adapter.prepare(ctx);
+    // The state before the agent ran: what it added, changed and deleted is measured against it.
+    const before = await snapshotWorkspace(ws.dir);
     const transcript: Transcript = { engine: job.engine, model: engineCfg.model.name, turns: [] };
     kept = transcript;
     const turnEvents = events && { started: (i: number) => events.turnStarted(job, attempt, i), finished: (t: TurnResult) => events.turnFinished(job, attempt, t) };
@@ -168,6 +170,8 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     // Before skill-up's own writes into the job folder: no link an agent planted there is followed.
     await unplant(outputDir, result, 'after the last turn');
     await writeJson(join(outputDir, 'transcript.json'), transcript);
+    const changes = diffSnapshots(before, await snapshotWorkspace(ws.dir));
+    await recordChanges(result, changes, ws.dir, outputDir);
     const skippedArtifacts: string[] = [];
     result.artifacts = await collectArtifacts(ws.dir, c.collectArtifacts, join(outputDir, 'outputs', 'workspace'), {
       destRoot: outputDir,
@@ -201,6 +205,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
           transcriptPath: join(outputDir, 'transcript.json'),
           skillDir: env.suite.skillDir,
           turnStatus: result.turns.map((t) => t.status),
+          changes,
           signal: jobAbort.signal,
         },
         events ? { observer: { started: (j, i) => events.judgeStarted(job, attempt, ref(j, i)), finished: (j, i, o, ms) => events.judgeFinished(job, attempt, ref(j, i), o, ms) } } : {},
@@ -247,6 +252,22 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     /* JobEvents must not throw; one that does cannot change the job's result */
   }
   return result;
+}
+
+/**
+ * Counts the agent's workspace changes into the result and, when there are any, saves the
+ * changed files into `outputs/changes/` (what `skill-up regrade` restores). A save that fails
+ * is a note, never the job's error: the agent's work was measured.
+ */
+async function recordChanges(result: JobResult, changes: WorkspaceChanges, workspace: string, outputDir: string): Promise<void> {
+  result.changes = { added: changes.added.length, modified: changes.modified.length, deleted: changes.deleted.length, ...(changes.truncated ? { truncated: true } : {}) };
+  if (!changes.added.length && !changes.modified.length && !changes.deleted.length) return;
+  try {
+    const saved = await saveChanges(workspace, changes, join(outputDir, 'outputs', 'changes'), outputDir);
+    if (saved.notSaved.length) note(result, `${saved.notSaved.length} changed file(s) not kept for regrading: ${saved.notSaved.slice(0, 3).map((n) => `${n.path} (${n.reason})`).join(', ')}`);
+  } catch (e) {
+    note(result, `the workspace changes could not be saved for regrading: ${(e as Error).message}`);
+  }
 }
 
 /**

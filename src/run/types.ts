@@ -90,6 +90,12 @@ export interface JobResult {
   outputDir: string;
   /** Workspace files collected by `collect_artifacts`, relative to the workspace. */
   artifacts: string[];
+  /**
+   * How many workspace files the agent added, modified and deleted (src/runtime/changes.ts);
+   * absent when the agent never ran. The files themselves are saved in
+   * `<outputDir>/outputs/changes/` when any changed (what `skill-up regrade` restores).
+   */
+  changes?: { added: number; modified: number; deleted: number; truncated?: boolean };
   /** Absolute path of the job's workspace, when it was kept (`--keep-workspaces`). */
   workspace?: string;
   /**

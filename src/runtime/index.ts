@@ -5,3 +5,14 @@ export {
   type Workspace,
 } from './workspace.js';
 export { collectArtifacts } from './artifacts.js';
+export {
+  snapshotWorkspace,
+  diffSnapshots,
+  noChanges,
+  saveChanges,
+  readSavedChanges,
+  restoreChanges,
+  type WorkspaceChanges,
+  type WorkspaceSnapshot,
+  type SavedChanges,
+} from './changes.js';

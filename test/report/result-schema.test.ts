@@ -70,6 +70,7 @@ function fullJob(over: Partial<JobResult> = {}): JobResult {
     skillsOffered: ['s'],
     workspace: '/tmp/ws',
     artifacts: ['out.txt'],
+    changes: { added: 1, modified: 0, deleted: 0, truncated: true },
     skillActivations: [{ skill: 's', via: 'Skill' }],
     turns: [
       {
