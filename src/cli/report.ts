@@ -9,9 +9,11 @@ import { listFlag, parse, UsageError } from '../util/args.js';
 import type { ResultDoc } from '../report/result-json.js';
 import type * as DecisionTextModule from '../report/decision-text.js';
 import type { verdictOf as verdictOfFn } from '../report/markdown.js';
+import type { triggerLines as triggerLinesFn } from '../report/triggers.js';
 
 // Types only: the modules themselves are loaded on demand, so `--help` loads nothing else.
 type DecisionText = typeof DecisionTextModule;
+type TriggerLines = typeof triggerLinesFn;
 type VerdictOf = typeof verdictOfFn;
 
 /** Every format `report` writes (the same list as src/report/write.ts REPORT_FORMATS, kept here so --help loads nothing else). */
@@ -106,7 +108,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
   }
   const { written, skipped } = await writeDocReports(outDir, doc, formats, sourceDir);
 
-  process.stdout.write(decisionLines(doc, verdictOf, await import('../report/decision-text.js')));
+  process.stdout.write(decisionLines(doc, verdictOf, await import('../report/decision-text.js'), (await import('../report/triggers.js')).triggerLines));
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
   let code = 0;
   for (const s of skipped) {
@@ -123,7 +125,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
  * engine and variant the pass rate with its 95 % interval clustered by case and the arm's
  * errors, per engine the uplift with its interval, verdict and reason, then every gate.
  */
-function decisionLines(doc: ResultDoc, verdictOf: VerdictOf, t: DecisionText): string {
+function decisionLines(doc: ResultDoc, verdictOf: VerdictOf, t: DecisionText, triggerLines: TriggerLines): string {
   const gates = doc.gates ?? [];
   const v = verdictOf(doc.exit_code, doc.not_run, gates);
   const out = [`${v.icon} ${doc.skill.name}, iteration ${doc.iteration}: ${v.meaning}`];
@@ -138,6 +140,7 @@ function decisionLines(doc: ResultDoc, verdictOf: VerdictOf, t: DecisionText): s
     out.push(`  ${x.p}; ${x.votes}`, `  ${x.rates}; ${x.errors}`);
     if (x.dropped.length) out.push(`  left out of the comparison: ${x.dropped.map((d) => `${d.caseId} (${d.reason})`).join('; ')}`);
   }
+  out.push(...triggerLines(doc.triggers));
   for (const g of gates) out.push(`gate ${t.gateLabel(g)}: ${t.gateState(g.state)}: ${g.reason}`);
   return `${out.join('\n')}\n`;
 }

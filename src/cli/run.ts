@@ -2,6 +2,7 @@
  * `skill-up run [path]`: load → plan → run → grade → report, with a live progress display,
  * a crash-safe journal, and Ctrl-C handling that stops the engines and still writes reports.
  */
+import { resolve as resolvePath } from 'node:path';
 import { suiteHash } from '../config/hash.js';
 import type { EngineConfig, Suite } from '../config/types.js';
 import type { Job, PlanOptions } from '../plan/plan.js';
@@ -23,6 +24,10 @@ import { intFlag, listFlag, numberFlag, parse, UsageError } from '../util/args.j
 import { printWarnings } from './diagnostics.js';
 import { readAlibabaFlags } from './alibaba-flags.js';
 import { formatsFlag, maxCostFlag } from './run-extras.js';
+import { triggerLines } from '../report/triggers.js';
+import { behaviourConsoleLines } from '../report/behaviour.js';
+import { jobJson } from '../report/result-json.js';
+import { judgeSpendLines } from '../report/judge-spend.js';
 
 export const RUN_HELP = `Usage: skill-up run [path] [options]
 
@@ -34,6 +39,9 @@ Options:
   --case <glob>            run only cases whose id matches (repeatable)
   --exclude-case <glob>    skip cases whose id matches (repeatable; wins over --case)
   --tag <tag>              run only cases with this tag (repeatable)
+  --trigger-only           run only the trigger cases (\`should_trigger\`, eval.yaml \`triggers.file\`):
+                           precision, recall, F1 and accuracy of the skill's activation, per engine;
+                           an error (exit 2) when the suite has none
   --trials <n>             trials per case and variant (overrides the suite)
   --baseline               also run every case without the skill (as benchmark.enabled)
   --no-baseline            run only with_skill, even when eval.yaml has benchmark.enabled
@@ -61,6 +69,10 @@ Options:
   --format <f[,f]>         report formats of this run instead of report.formats: json, junit, html,
                            markdown, benchmark (repeatable; result.json is always written)
   --model <name>           model name for every engine of the run (overrides engine.model.name)
+  --model-script <file>    every engine of the run talks to skill-up's scripted model with this rule
+                           file (engine.model provider: scripted, script: <file>), and so do the
+                           agent_judge graders that run on the job's engine: offline runs, e.g. of
+                           --auto suites (a judge with its own \`engine:\` keeps its model)
   -v, -vv                  more output on stderr: -v each engine command line and every job's
                            assertions and reason; -vv also the engines' stderr, line by line
   --auto                   without an eval.yaml, run the skill's Anthropic evals/evals.json,
@@ -76,6 +88,11 @@ Gates (each PASS, FAIL or INCONCLUSIVE, decided on 95% intervals; eval.yaml \`ga
   --on-inconclusive <x>    exit code for an inconclusive gate: pass (0) or fail (1); default 4
   --errors-as-failures     count errored trials as failures (the worst-case view)
   --alpha <a>              significance level of the verdict and the regression test (default 0.05)
+  --min-trigger-precision <θ>  trigger precision to reach per engine (0.9 or 90%; Wilson interval)
+  --min-trigger-recall <θ>     trigger recall to reach per engine (0.9 or 90%; Wilson interval)
+  --max-tool-loop-rate <r>     highest share of with_skill jobs with a tool loop (Wilson interval over jobs)
+  --max-silent-failure-rate <r>  highest share of with_skill jobs with a silent failure
+  --min-claims-verified-rate <θ> lowest share of claiming with_skill jobs whose claims all held
 
 Reports: result.json always. Without --format also summary.md, report.xml and the others in
 report.formats, and benchmark.json, benchmark.md and per-run grading.json (Anthropic
@@ -109,6 +126,7 @@ const OPTIONS = {
   case: { type: 'string', multiple: true },
   'exclude-case': { type: 'string', multiple: true },
   tag: { type: 'string', multiple: true },
+  'trigger-only': { type: 'boolean' },
   trials: { type: 'string' },
   baseline: { type: 'boolean' },
   'no-baseline': { type: 'boolean' },
@@ -121,6 +139,7 @@ const OPTIONS = {
   'max-cost': { type: 'string' },
   format: { type: 'string', multiple: true },
   model: { type: 'string' },
+  'model-script': { type: 'string' },
   github: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   auto: { type: 'boolean' },
@@ -136,6 +155,11 @@ const OPTIONS = {
   'on-inconclusive': { type: 'string' },
   'errors-as-failures': { type: 'boolean' },
   alpha: { type: 'string' },
+  'min-trigger-precision': { type: 'string' },
+  'min-trigger-recall': { type: 'string' },
+  'max-tool-loop-rate': { type: 'string' },
+  'max-silent-failure-rate': { type: 'string' },
+  'min-claims-verified-rate': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -196,7 +220,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   printWarnings(warnings);
   checkResumeSuite(resume, suite);
   // --engine and --model choose the run's engines; the suite itself is left as loaded.
-  const engines = runEngines(suite, values.engine !== undefined ? listFlag(values.engine) : undefined, values.model);
+  const engines = withModelScript(runEngines(suite, values.engine !== undefined ? listFlag(values.engine) : undefined, values.model), values['model-script']);
   if (values.baseline && values['no-baseline']) throw new UsageError('--baseline and --no-baseline contradict each other: give one');
   const baseline = Boolean(values.baseline) || (suite.benchmark.enabled && !values['no-baseline']);
   const decision = await runDecisionConfig(gateFlags(values), suite, engines, baseline);
@@ -206,6 +230,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
     tags: values.tag,
     trials,
     baseline: values.baseline,
+    ...(values['trigger-only'] ? { triggerOnly: true } : {}),
   };
   // --shard: whole cases of the selected ones (src/plan/shard.ts), whatever the engines.
   const { fullPlan, jobs, shard } = planRun(suite, engines, planOptions, { baseline, ...(shardSpec ? { shard: shardSpec } : {}) });
@@ -282,10 +307,23 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
 }
 
 /**
+ * `--model-script <file>`: copies of `engines` whose model is skill-up's scripted model with that
+ * rule file (resolved against the current folder; checked with the other scripts, exit 2 when
+ * missing or invalid). The model name (`--model`) is kept. An `--auto` suite has no model block
+ * of its own, so this is how it runs offline. @throws UsageError for an empty value
+ */
+function withModelScript(engines: EngineConfig[], file: string | undefined): EngineConfig[] {
+  if (file === undefined) return engines;
+  if (file.trim() === '') throw new UsageError('--model-script needs the scripted model\'s rule file (e.g. --model-script evals/model.yaml)');
+  const script = resolvePath(file);
+  return engines.map((e) => ({ ...e, model: { ...e.model, provider: 'scripted', script } }));
+}
+
+/**
  * The gate flags as numbers (rates as fractions, uplift and margin in points); what they
  * override in eval.yaml's `gates:` is the gate stage's (src/gate/config.ts). @throws UsageError
  */
-function gateFlags(values: { [k in 'alpha' | 'min-pass-rate' | 'min-uplift' | 'max-error-rate' | 'margin' | 'on-inconclusive' | 'no-regression']?: string } & { 'errors-as-failures'?: boolean }): GateOverrides {
+function gateFlags(values: { [k in 'alpha' | 'min-pass-rate' | 'min-uplift' | 'max-error-rate' | 'margin' | 'on-inconclusive' | 'no-regression' | 'min-trigger-precision' | 'min-trigger-recall' | 'max-tool-loop-rate' | 'max-silent-failure-rate' | 'min-claims-verified-rate']?: string } & { 'errors-as-failures'?: boolean }): GateOverrides {
   const out: GateOverrides = {
     alpha: numberFlag('alpha', values.alpha, 1e-6, 0.5, 'a significance level above 0 and at most 0.5 (e.g. 0.05)'),
     minPassRate: numberFlag('min-pass-rate', values['min-pass-rate'], 0, 1, 'a pass rate from 0 to 1 (e.g. 0.8 or 80%)', true),
@@ -294,6 +332,11 @@ function gateFlags(values: { [k in 'alpha' | 'min-pass-rate' | 'min-uplift' | 'm
     margin: numberFlag('margin', values.margin, 0, 100, 'a number of points from 0 to 100 (e.g. 10)'),
     errorsAsFailures: Boolean(values['errors-as-failures']),
     noRegression: values['no-regression'],
+    minTriggerPrecision: numberFlag('min-trigger-precision', values['min-trigger-precision'], 0, 1, 'a precision from 0 to 1 (e.g. 0.9 or 90%)', true),
+    minTriggerRecall: numberFlag('min-trigger-recall', values['min-trigger-recall'], 0, 1, 'a recall from 0 to 1 (e.g. 0.9 or 90%)', true),
+    maxToolLoopRate: numberFlag('max-tool-loop-rate', values['max-tool-loop-rate'], 0, 1, 'a rate from 0 to 1 (e.g. 0.1 or 10%)', true),
+    maxSilentFailureRate: numberFlag('max-silent-failure-rate', values['max-silent-failure-rate'], 0, 1, 'a rate from 0 to 1 (e.g. 0.1 or 10%)', true),
+    minClaimsVerifiedRate: numberFlag('min-claims-verified-rate', values['min-claims-verified-rate'], 0, 1, 'a rate from 0 to 1 (e.g. 0.9 or 90%)', true),
   };
   const on = values['on-inconclusive'];
   if (on !== undefined && on !== 'pass' && on !== 'fail') throw new UsageError(`--on-inconclusive must be \`pass\` or \`fail\`, got \`${on}\``);
@@ -308,7 +351,9 @@ function gateFlags(values: { [k in 'alpha' | 'min-pass-rate' | 'min-uplift' | 'm
  */
 async function printRecord(r: RunRecord, names: Map<string, string>, opts: { keepWorkspaces: boolean; github?: boolean; cases: Suite['cases'] }): Promise<void> {
   if (r.reportError) process.stderr.write(`error: ${r.reportError}\n`);
-  printSummary(r.decision, r.results.length, r.planned, names, r.exitCode, { costLines: r.costLines, notRunReason: r.notRunReason });
+  const behaviourLines = behaviourConsoleLines(r.results.map(jobJson), (e) => names.get(e) ?? e);
+  const judgeLines = judgeSpendLines(r.results.map(jobJson), (e) => names.get(e) ?? e);
+  printSummary(r.decision, r.results.length, r.planned, names, r.exitCode, { costLines: r.costLines, notRunReason: r.notRunReason, behaviourLines, judgeLines });
   if (!r.reports) return;
   const { written, skipped, doc } = r.reports;
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
@@ -353,7 +398,7 @@ const STATE: Record<GateResult['state'], string> = { pass: 'PASS', fail: 'FAIL',
  * arm's errors; per engine the uplift with its interval, the verdict and why; the dropped cases;
  * then every gate and what the exit code means.
  */
-export function printSummary(d: Decision, ran: number, planned: number, names: Map<string, string>, exitCode: number, extra: { costLines?: string[]; notRunReason?: string } = {}): void {
+export function printSummary(d: Decision, ran: number, planned: number, names: Map<string, string>, exitCode: number, extra: { costLines?: string[]; notRunReason?: string; behaviourLines?: string[]; judgeLines?: string[] } = {}): void {
   const out = process.stdout;
   const name = (e: string) => names.get(e) ?? e;
   out.write('\n');
@@ -379,7 +424,11 @@ export function printSummary(d: Decision, ran: number, planned: number, names: M
       out.write(`  left out of the comparison: ${shown}${u.dropped.length > 10 ? `; and ${u.dropped.length - 10} more` : ''}\n`);
     }
   }
+  for (const l of triggerLines(d.triggers, name)) out.write(`${l}\n`);
+  for (const l of extra.behaviourLines ?? []) out.write(`${l}\n`);
   for (const l of extra.costLines ?? []) out.write(`${l}\n`);
+  // What the agent_judge graders spent, apart from the agents' figures (src/report/judge-spend.ts).
+  for (const l of extra.judgeLines ?? []) out.write(`${l}\n`);
   if (ran < planned) out.write(`${planned - ran} job(s) not run${extra.notRunReason ? `: ${extra.notRunReason} (a partial run: the gates decide on what ran)` : ' (interrupted)'}\n`);
   out.write('gates:\n');
   for (const g of d.gates) out.write(`  ${STATE[g.state].padEnd(12)} ${g.name}${g.engine ? ` (${name(g.engine)})` : ''}: ${g.reason}\n`);

@@ -4,7 +4,7 @@
  * anyway so every problem of a suite is found in one pass.
  */
 import path from 'node:path';
-import type { CaseContext, CaseSpec, ExpectSpec, JudgeSpec, PostCondition, TurnSpec } from './types.js';
+import type { CaseContext, CaseSpec, EngineConfig, ExpectSpec, JudgeSpec, PostCondition, TurnSpec } from './types.js';
 import { canonicalEngineName, unknownEngineMessage } from './engines.js';
 import { buildExpect, mergeExpect, unique } from './expect.js';
 import { buildJudges } from './judges.js';
@@ -34,6 +34,8 @@ export interface CaseDefaults {
   evalJudge?: Field;
   /** Names of the suite's custom engines as written (a case may name them in `engines`). */
   customEngineNames: ReadonlySet<string>;
+  /** The suite's engines, which an agent_judge's `engine: <name>` names (src/config/judges.ts). */
+  engines?: EngineConfig[];
 }
 
 /** Builds the case at `field`; `file` is where it was read from, `fallbackId` its file name. */
@@ -64,6 +66,7 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
   const artifacts = field.get('collect_artifacts');
   artifacts.items().forEach((a) => checkArtifactGlob(a));
 
+  const trigger = triggerOf(field);
   const spec: CaseSpec = {
     id: id ?? '',
     file,
@@ -75,8 +78,9 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
     timeoutSeconds: pickTimeout(checkTimeoutSeconds(constraints.get('timeout_seconds'), true), d.timeoutSeconds),
     maxTurns: pickPositive(constraints.get('max_turns').int(), d.maxTurns, DEFAULT_MAX_TURNS),
     trials: field.get('trials').int() ?? d.trials,
-    expect: mergeExpect(d.expect, own),
-    judges: buildJudges(field, { skillDir: d.skillDir, scope: 'case', ...(turnCount ? { turnCount } : {}), ...(d.evalJudge ? { evalJudge: d.evalJudge } : {}) }) ?? d.judges,
+    // A trigger case is graded on activation alone: it inherits neither `cases.defaults.expect` nor the eval-level judges.
+    expect: trigger !== undefined ? own : mergeExpect(d.expect, own),
+    judges: trigger !== undefined ? [] : (buildJudges(field, { skillDir: d.skillDir, scope: 'case', ...(turnCount ? { turnCount } : {}), ...(d.evalJudge ? { evalJudge: d.evalJudge } : {}), ...(d.engines ? { engines: d.engines } : {}) }) ?? d.judges),
     collectArtifacts: unique([...d.collectArtifacts, ...artifacts.strings()]),
   };
   const title = field.get('title').str();
@@ -84,7 +88,30 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
   if (title !== undefined) spec.title = title;
   if (description !== undefined) spec.description = description;
   if (field.has('engines')) spec.engines = caseEngines(field.get('engines'), d.customEngineNames);
+  if (trigger !== undefined) spec.shouldTrigger = trigger;
   return spec;
+}
+
+/** What a trigger case may not have: it judges only whether the skill was activated. */
+const NOT_IN_TRIGGER_CASE = ['expect', 'judge', 'judges'] as const;
+
+/**
+ * `should_trigger` of a case (the schema checks it is a boolean), refusing at its key each
+ * field that would grade something else: a trigger case passes iff the skill's activation
+ * equals `should_trigger`, so an `expect` or a judge there would be accepted and never acted on.
+ */
+function triggerOf(field: Field): boolean | undefined {
+  const value = field.get('should_trigger').bool();
+  if (value === undefined) return undefined;
+  for (const key of NOT_IN_TRIGGER_CASE) {
+    if (field.has(key)) {
+      field.get(key).error(
+        `a trigger case (\`should_trigger: ${value}\`) is graded only on whether the skill was activated, so \`${key}\` would never be checked; remove \`${key}\`, or remove \`should_trigger\` to grade the answer`,
+        'key',
+      );
+    }
+  }
+  return value;
 }
 
 /** Timeout rule: a set value wins; `0` means "use the default"; `-1` means no deadline. */

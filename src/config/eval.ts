@@ -25,6 +25,8 @@ export interface EvalParts {
   caseFiles: { file: string; from: Field }[];
   /** The items of `cases.inline`. */
   inline: Field[];
+  /** eval.yaml `triggers` (a trigger eval set file, src/config/triggers.ts); missing when unset. */
+  triggers: Field;
 }
 
 const OPENSANDBOX_ONLY = ['sandbox_template', 'use_server_proxy', 'ready_timeout_seconds', 'sandbox_timeout_seconds', 'metadata'];
@@ -70,12 +72,14 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
       collectArtifacts: defaults.get('collect_artifacts').strings(),
       expect: buildExpect(defaults.get('expect'), skillDir),
       trials: defaults.get('trials').int() ?? topTrials,
-      judges: buildJudges(root, { skillDir, scope: 'eval' }) ?? [],
+      judges: buildJudges(root, { skillDir, scope: 'eval', engines }) ?? [],
       ...(root.get('judge').isMap() ? { evalJudge: root.get('judge') } : {}),
       customEngineNames,
+      engines,
     },
     caseFiles: caseFiles(cases, skillDir),
     inline: cases.get('inline').items(),
+    triggers: root.get('triggers'),
   };
 }
 
@@ -89,6 +93,11 @@ function buildGates(g: Field, skillDir: string): SuiteGates {
   if (num('alpha') !== undefined) out.alpha = num('alpha');
   const on = g.get('on_inconclusive').str();
   if (on === 'pass' || on === 'fail') out.onInconclusive = on;
+  if (num('min_trigger_precision') !== undefined) out.minTriggerPrecision = num('min_trigger_precision');
+  if (num('min_trigger_recall') !== undefined) out.minTriggerRecall = num('min_trigger_recall');
+  if (num('max_tool_loop_rate') !== undefined) out.maxToolLoopRate = num('max_tool_loop_rate');
+  if (num('max_silent_failure_rate') !== undefined) out.maxSilentFailureRate = num('max_silent_failure_rate');
+  if (num('min_claims_verified_rate') !== undefined) out.minClaimsVerifiedRate = num('min_claims_verified_rate');
   const eaf = g.get('errors_as_failures').bool();
   if (eaf !== undefined) out.errorsAsFailures = eaf;
   const nr = g.get('no_regression');

@@ -2,8 +2,13 @@
  * `judge` / `judges` of eval.yaml and of a case → `JudgeSpec[]`, with the rules of
  * `rule_based` judges checked (regexes compile, turns exist, paths stay in the workspace).
  */
-import type { JudgeSpec, Rule } from './types.js';
-import { checkWorkspacePath, skillPath } from './paths.js';
+import path from 'node:path';
+import type { AgentJudgeContext, AgentJudgeCriterion, AgentJudgeSpec, EngineConfig, JudgeSpec, Rule } from './types.js';
+import { checkFolderSpecialFiles, checkFolderSymlinks, checkWorkspacePath, fileKind, skillPath } from './paths.js';
+import { buildEngine, canonicalEngineName } from './engines.js';
+import { nearest } from './schema-errors.js';
+import { DiagnosticBag } from './diagnostics.js';
+import { Field as FieldClass } from './yaml-source.js';
 import { checkRegex } from './patterns.js';
 import { checkTimeoutSeconds } from './limits.js';
 import { startProblem } from './custom.js';
@@ -15,11 +20,17 @@ import { parseRule } from '../judge/rules.js';
 const KEYS_BY_TYPE: Readonly<Record<string, readonly string[]>> = {
   rule_based: ['id', 'type', 'success', 'failure'],
   script: ['id', 'type', 'script_path', 'timeout_seconds'],
-  agent_judge: ['id', 'type', 'model', 'criteria', 'pass_threshold', 'timeout_seconds', 'skills', 'context'],
+  agent_judge: ['id', 'type', 'model', 'criteria', 'pass_threshold', 'timeout_seconds', 'skills', 'context', 'engine', 'repeats'],
 };
 
 export const SCRIPT_TIMEOUT_DEFAULT = 30;
 export const PASS_THRESHOLD_DEFAULT = 0.7;
+/** Bytes each text material of an agent_judge's context keeps by default (alibaba/skill-up: 64 KiB). */
+export const CONTEXT_MAX_BYTES_DEFAULT = 64 * 1024;
+/** Most `repeats` of an agent_judge (independent grader runs per job). */
+export const MAX_JUDGE_REPEATS = 25;
+/** The criterion id form (alibaba/skill-up's judge id form). */
+const CRITERION_ID = /^[a-z][a-z0-9_-]{0,63}$/;
 
 export interface JudgeContext {
   skillDir: string;
@@ -34,6 +45,8 @@ export interface JudgeContext {
    * `agent_judge` may also leave `criteria` to the cases.
    */
   evalJudge?: Field;
+  /** The suite's engines (`engine` + `engines`), which an agent_judge's `engine: <name>` names. */
+  engines?: EngineConfig[];
 }
 
 /**
@@ -99,28 +112,169 @@ function buildJudge(field: Field, ctx: JudgeContext): JudgeSpec | undefined {
       const t = checkTimeoutSeconds(field.get('timeout_seconds'));
       return withId({ type: 'script' as const, scriptPath: scriptPath ?? '', timeoutSeconds: t && t > 0 ? t : SCRIPT_TIMEOUT_DEFAULT });
     }
-    default: {
-      for (const key of ['skills', 'context']) {
-        if (field.has(key)) field.get(key).warn(`\`${key}\` of an agent_judge is not supported yet; ignored`, 'key');
-      }
-      if (ctx.scope === 'case' && !field.has('criteria')) {
-        field.get('type').error('an `agent_judge` needs `criteria`: the statements the grader checks, e.g. `criteria: ["explains the bug"]`');
-      }
-      // Unset fields come from an eval-level agent_judge, if there is one.
-      const base = ctx.evalJudge?.get('type').str() === 'agent_judge' ? ctx.evalJudge : undefined;
-      const pick = (key: string) => (field.has(key) ? field.get(key) : (base?.get(key) ?? field.get(key)));
-      const spec: { type: 'agent_judge'; model?: string; criteria: string[]; passThreshold: number; timeoutSeconds: number } = {
-        type: 'agent_judge',
-        criteria: field.get('criteria').strings(),
-        passThreshold: pick('pass_threshold').num() ?? PASS_THRESHOLD_DEFAULT,
-        // An inherited value was checked where it is written (the eval-level judge).
-        timeoutSeconds: Math.max(0, (field.has('timeout_seconds') ? checkTimeoutSeconds(field.get('timeout_seconds')) : pick('timeout_seconds').int()) ?? 0),
-      };
-      const model = pick('model').str();
-      if (model !== undefined) spec.model = model;
-      return withId(spec);
+    default:
+      return withId(buildAgentJudge(field, ctx));
+  }
+}
+
+/**
+ * An `agent_judge` → AgentJudgeSpec. A case's agent_judge takes each field it leaves unset
+ * (all but `criteria`) from the eval-level `judge` when that is an agent_judge too
+ * (alibaba/skill-up behaviour); an inherited value is read quietly, since it was checked
+ * (and its problems reported) where it is written.
+ */
+function buildAgentJudge(field: Field, ctx: JudgeContext): AgentJudgeSpec {
+  if (ctx.scope === 'case' && !field.has('criteria')) {
+    field.get('type').error('an `agent_judge` needs `criteria`: the statements the grader checks, e.g. `criteria: ["explains the bug"]`');
+  }
+  const base = ctx.evalJudge?.get('type').str() === 'agent_judge' ? ctx.evalJudge : undefined;
+  const quiet = new DiagnosticBag();
+  // Own fields report their problems; inherited ones are read through a bag nobody reads.
+  const pick = (key: string): Field => (field.has(key) || !base?.has(key) ? field.get(key) : new FieldClass(base.src, quiet, [...base.segments, key], base.get(key).value));
+  const timeout = pick('timeout_seconds');
+  const spec: AgentJudgeSpec = {
+    type: 'agent_judge',
+    criteria: buildCriteria(field.get('criteria')),
+    passThreshold: pick('pass_threshold').num() ?? PASS_THRESHOLD_DEFAULT,
+    timeoutSeconds: Math.max(0, checkTimeoutSeconds(timeout) ?? 0),
+    repeats: buildRepeats(pick('repeats')),
+    skills: buildGraderSkills(pick('skills'), ctx.skillDir),
+    context: buildContext(pick('context'), ctx.skillDir),
+  };
+  const model = pick('model').str();
+  if (model !== undefined) spec.model = model;
+  const engineField = pick('engine');
+  if (!engineField.missing) {
+    const engine = graderEngine(engineField, ctx);
+    if (engine) spec.engine = engine;
+    // One scripted model server serves a run, with one script (src/run/model.ts).
+    const other = (ctx.engines ?? []).find((e) => e.model.provider === 'scripted' && e.model.script !== undefined);
+    if (engine?.model.provider === 'scripted' && other && engine.model.script !== other.model.script) {
+      engineField.error(
+        `the grader's scripted model uses another script than engine \`${other.displayName}\`; one scripted model server serves a run, so use the same \`model.script\` (its rules can tell the grader's requests apart)`,
+      );
     }
   }
+  return spec;
+}
+
+/** `criteria`: strings (ids `c1`, `c2`, … by position) or `{id, text}` maps; ids unique. */
+function buildCriteria(field: Field): AgentJudgeCriterion[] {
+  const out: AgentJudgeCriterion[] = [];
+  const seen = new Map<string, Field>();
+  for (const [i, item] of field.items().entries()) {
+    let c: AgentJudgeCriterion | undefined;
+    if (typeof item.value === 'string') c = { id: `c${i + 1}`, text: item.value };
+    else if (item.isMap()) {
+      const id = item.get('id').str();
+      const text = item.get('text').str();
+      // A bad id is the schema's to report (`pattern`); such a criterion is left out here.
+      if (id !== undefined && text !== undefined && CRITERION_ID.test(id)) c = { id, text };
+    }
+    if (!c) continue; // the schema reports the shape
+    const first = seen.get(c.id);
+    if (first) {
+      (item.isMap() ? item.get('id') : item).error(`duplicate criterion id \`${c.id}\`; also used at line ${first.position().line}${item.isMap() ? '' : ' (a plain criterion at position N gets the id `cN`)'}`);
+      continue;
+    }
+    seen.set(c.id, item.isMap() ? item.get('id') : item);
+    out.push(c);
+  }
+  return out;
+}
+
+/** `repeats` (the schema checks 1..MAX_JUDGE_REPEATS): independent grader runs per job. */
+function buildRepeats(field: Field): number {
+  const n = field.int();
+  return n !== undefined && n >= 1 && n <= MAX_JUDGE_REPEATS ? n : 1;
+}
+
+/** `skills`: skill folders (relative to the skill root, inside it) holding a SKILL.md, installed for the grader only. */
+function buildGraderSkills(field: Field, skillDir: string): string[] {
+  const out: string[] = [];
+  for (const item of field.items()) {
+    const abs = skillPath(item, skillDir, 'folder', 'grader skill');
+    if (!abs) continue;
+    if (fileKind(path.join(abs, 'SKILL.md')) !== 'file') {
+      item.error(`grader skill \`${item.str()}\` has no SKILL.md; name a skill folder (the one holding SKILL.md), relative to the skill root`);
+      continue;
+    }
+    if (!checkFolderSymlinks(item, abs, skillDir, 'grader skill') || !checkFolderSpecialFiles(item, abs, 'grader skill')) continue;
+    out.push(abs);
+  }
+  return out;
+}
+
+/** The materials a profile gives unless a boolean says otherwise. */
+const PROFILES: Record<AgentJudgeContext['profile'], Pick<AgentJudgeContext, 'finalMessage' | 'transcript' | 'workspaceDiff' | 'generatedFiles' | 'skillSource'>> = {
+  standard: { finalMessage: true, transcript: true, workspaceDiff: true, generatedFiles: true, skillSource: true },
+  minimal: { finalMessage: true, transcript: false, workspaceDiff: false, generatedFiles: true, skillSource: false },
+};
+
+/** `context` (alibaba/skill-up's shape; the schema checks types and ranges). */
+function buildContext(field: Field, skillDir: string): AgentJudgeContext {
+  const profile = field.get('profile').str() === 'minimal' ? 'minimal' : 'standard';
+  const d = PROFILES[profile];
+  const flag = (key: string, dflt: boolean) => field.get(key).bool() ?? dflt;
+  const limits = field.get('limits');
+  const ctx: AgentJudgeContext = {
+    profile,
+    finalMessage: flag('final_message', d.finalMessage),
+    transcript: flag('transcript', d.transcript),
+    workspaceDiff: flag('workspace_diff', d.workspaceDiff),
+    generatedFiles: flag('generated_files', d.generatedFiles),
+    skillSource: flag('skill_source', d.skillSource),
+    limits: { maxBytes: limits.get('max_bytes').int() ?? CONTEXT_MAX_BYTES_DEFAULT },
+    attachments: [],
+  };
+  const turns = limits.get('transcript_max_turns').int();
+  const lines = limits.get('workspace_diff_max_lines').int();
+  if (turns !== undefined) ctx.limits.transcriptMaxTurns = turns;
+  if (lines !== undefined) ctx.limits.workspaceDiffMaxLines = lines;
+  const labels = new Map<string, Field>();
+  for (const item of field.get('attachments').items()) {
+    const p = item.get('path');
+    const rel = p.str();
+    if (rel === undefined) continue;
+    const found = fileKind(path.resolve(skillDir, rel));
+    const abs = skillPath(p, skillDir, found === 'folder' ? 'folder' : 'file', 'attachment');
+    if (!abs) continue;
+    if (found === 'folder' && (!checkFolderSymlinks(p, abs, skillDir, 'attachment') || !checkFolderSpecialFiles(p, abs, 'attachment'))) continue;
+    // Each attachment is copied to `attachments/<its base name>`: two with one name would collide.
+    const name = path.basename(abs);
+    const first = labels.get(name);
+    if (first) {
+      p.error(`attachment \`${rel}\` would be copied to \`attachments/${name}\`, as the attachment at line ${first.position().line} is; give the files different names`);
+      continue;
+    }
+    labels.set(name, p);
+    const label = item.get('label').str();
+    ctx.attachments.push({ path: abs, ...(label !== undefined ? { label } : {}) });
+  }
+  return ctx;
+}
+
+/**
+ * `engine` of an agent_judge: the name of one of the suite's engines (its whole config is
+ * reused: version, model, custom settings), or an inline engine map of the same shape as an
+ * `engines[]` item. Undefined (with the problem reported) when it names no engine.
+ */
+function graderEngine(field: Field, ctx: JudgeContext): EngineConfig | undefined {
+  if (typeof field.value === 'string') {
+    const name = field.value;
+    const engines = ctx.engines ?? [];
+    const canonical = canonicalEngineName(name);
+    const found = engines.find((e) => e.displayName === name) ?? engines.find((e) => canonical !== undefined && e.name === canonical);
+    if (found) return found;
+    const names = engines.map((e) => e.displayName);
+    const guess = nearest(name, names);
+    const listed = names.length ? `the suite's engines are ${names.map((n) => `\`${n}\``).join(', ')}` : 'the suite defines no engine';
+    field.error(
+      `\`engine: ${name}\` names no engine of the suite${guess ? `; did you mean \`${guess}\`?` : ''} (${listed}); name one of them, or write the grader's engine as a map (e.g. \`engine: {name: ${canonical ?? 'claude_code'}, version: …, model: {…}}\`)`,
+    );
+    return undefined;
+  }
+  return buildEngine(field, ctx.skillDir);
 }
 
 /**

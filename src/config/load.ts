@@ -14,6 +14,7 @@ import { isFile, resolveEvalFile, skillRootOf } from './discover.js';
 import { buildEval, phraseEvalSchema } from './eval.js';
 import { outsideSkillProblem } from './paths.js';
 import { reportSchemaErrors } from './schema-errors.js';
+import { buildTriggerCases } from './triggers.js';
 import { Field, readYamlSource, type YamlSource } from './yaml-source.js';
 
 export { resolveEvalFile } from './discover.js';
@@ -95,6 +96,8 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
   for (const item of parts.inline) {
     cases.push({ spec: buildCase(item, evalFile, undefined, parts.defaults), idAt: item.has('id') ? item.get('id') : item, field: item });
   }
+  // eval.yaml `triggers.file`: one trigger case per item, reported at its line of the JSON file.
+  if (evalOk) for (const t of buildTriggerCases(parts.triggers, parts.defaults)) cases.push({ spec: t.spec, idAt: t.at, field: t.at });
   const invalidCases: InvalidCase[] = [];
   const caseBags: DiagnosticBag[] = [];
   for (const { file } of parts.caseFiles) {

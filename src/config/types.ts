@@ -98,14 +98,70 @@ export interface Rule {
   turnResponseNotContains?: { turn: number; notContains: string[] };
   toolCalledInTurn?: { turn: number; name: string; args?: Record<string, unknown> };
   toolNotCalledInTurn?: { turn: number; name: string };
+  /** Every claim (of `kinds`, default all) the answers made holds (src/judge/behaviour/claims.ts). */
+  claimsVerified?: { kinds?: ('file_created' | 'file_changed' | 'file_deleted' | 'tests_pass')[] };
+  /** No tool called with the same input `maxRepeats` times in a row (default 3). */
+  noToolLoop?: { maxRepeats: number };
+  /** Every failed tool call or engine error is acknowledged by an answer (src/judge/behaviour/silent.ts). */
+  noSilentFailure?: { enabled: true };
 }
 
 /** A case's `judge` (or one member of `judges`). `id` names it in reports. */
 export type JudgeSpec = { id?: string } & (
   | { type: 'rule_based'; success: Rule[]; failure: Rule[] }
   | { type: 'script'; scriptPath: string; timeoutSeconds: number }
-  | { type: 'agent_judge'; model?: string; criteria: string[]; passThreshold: number; timeoutSeconds: number }
+  | AgentJudgeSpec
 );
+
+/** One criterion of an `agent_judge`: its stable id (`c1`, `c2`, … by position, or as written) and the statement. */
+export interface AgentJudgeCriterion {
+  id: string;
+  text: string;
+}
+
+/**
+ * `context` of an `agent_judge`: the review materials put into the grader's context folder
+ * (alibaba/skill-up's shape). Each boolean is the profile's default unless written.
+ */
+export interface AgentJudgeContext {
+  /** `standard` (default): every material; `minimal`: the final message and the generated-files list only. */
+  profile: 'minimal' | 'standard';
+  finalMessage: boolean;
+  transcript: boolean;
+  workspaceDiff: boolean;
+  generatedFiles: boolean;
+  /** The skill's files (with_skill only). */
+  skillSource: boolean;
+  limits: {
+    /** Bytes each text material (final message, transcript, diff, generated files) keeps; default 64 KiB. */
+    maxBytes: number;
+    /** Only the last N turns of the transcript; unset = all. */
+    transcriptMaxTurns?: number;
+    /** Lines of the workspace diff kept; unset = as many as `maxBytes` allows. */
+    workspaceDiffMaxLines?: number;
+  };
+  /** Files or folders inside the skill root (absolute paths), copied into the context folder's `attachments/`. */
+  attachments: { path: string; label?: string }[];
+}
+
+/** An `agent_judge`: a grader agent run through the engine layer grades `criteria` with evidence (src/run/grader.ts). */
+export interface AgentJudgeSpec {
+  type: 'agent_judge';
+  /** Model override for the grader as written (`provider/name` or a bare name). */
+  model?: string;
+  criteria: AgentJudgeCriterion[];
+  /** Pass when passed/total criteria ≥ this fraction (default 0.7). */
+  passThreshold: number;
+  /** Seconds each grader run may take; 0 = no limit. */
+  timeoutSeconds: number;
+  /** The grader's engine (a named `engines[]` entry or an inline one); unset = the job's own engine. */
+  engine?: EngineConfig;
+  /** Independent grader runs; the majority per criterion decides (default 1). */
+  repeats: number;
+  /** Absolute paths of skill folders installed for the grader only (both variants). */
+  skills: string[];
+  context: AgentJudgeContext;
+}
 
 /** `post_condition` of a turn: a gate checked on that turn's answer before the next turn is sent. */
 export interface PostCondition {
@@ -151,7 +207,7 @@ export interface CaseSpec {
   tags: string[];
   turns: TurnSpec[];
   context: CaseContext;
-  /** Seconds for the whole job (engine and judges); -1 = no deadline. */
+  /** Seconds for the workspace set-up and the agent's turns (judges have their own limits); -1 = no deadline. */
   timeoutSeconds: number;
   maxTurns: number;
   /** Trials per variant for this case. */
@@ -163,6 +219,12 @@ export interface CaseSpec {
   collectArtifacts: string[];
   /** Engines this case runs on; unset = every engine of the run. */
   engines?: string[];
+  /**
+   * A trigger case (`should_trigger`, or an item of eval.yaml `triggers.file`): graded only on
+   * whether the skill under test (the suite's first skill) was activated; pass iff activated
+   * equals this. It has no `expect` or judges and runs only in `with_skill` (src/judge/trigger.ts).
+   */
+  shouldTrigger?: boolean;
 }
 
 /** The whole suite. */
@@ -204,6 +266,14 @@ export interface SuiteGates {
   alpha?: number;
   onInconclusive?: 'pass' | 'fail';
   errorsAsFailures?: boolean;
+  /** Trigger precision to reach, a fraction (decided on its Wilson interval; src/gate/trigger.ts). */
+  minTriggerPrecision?: number;
+  /** Trigger recall to reach, a fraction. */
+  minTriggerRecall?: number;
+  /** Behaviour gates (src/gate/behaviour.ts), fractions: highest tool-loop and silent-failure job rates, lowest claims-verified job rate. */
+  maxToolLoopRate?: number;
+  maxSilentFailureRate?: number;
+  minClaimsVerifiedRate?: number;
 }
 
 export type ReportFormat = 'json' | 'junit' | 'html' | 'markdown' | 'benchmark';

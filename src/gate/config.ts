@@ -26,6 +26,13 @@ export interface GateOverrides {
   errorsAsFailures: boolean;
   /** `--no-regression <run>` as given (a path relative to the current folder; '' is refused). */
   noRegression?: string;
+  /** `--min-trigger-precision` / `--min-trigger-recall`, fractions. */
+  minTriggerPrecision?: number;
+  minTriggerRecall?: number;
+  /** `--max-tool-loop-rate`, `--max-silent-failure-rate`, `--min-claims-verified-rate`, fractions (src/gate/behaviour.ts). */
+  maxToolLoopRate?: number;
+  maxSilentFailureRate?: number;
+  minClaimsVerifiedRate?: number;
 }
 
 /** What {@link resolveGates} decided: the settings, and the no_regression baseline still to load. */
@@ -65,6 +72,14 @@ export function resolveGates(flags: GateOverrides, suite: { gates: SuiteGates; e
   if (minPassRate !== undefined) config.minPassRate = minPassRate;
   if (upliftPoints !== undefined) config.minUplift = upliftPoints / 100;
   if (onInconclusive) config.onInconclusive = onInconclusive;
+  const minTriggerPrecision = flags.minTriggerPrecision ?? g.minTriggerPrecision;
+  const minTriggerRecall = flags.minTriggerRecall ?? g.minTriggerRecall;
+  if (minTriggerPrecision !== undefined) config.minTriggerPrecision = minTriggerPrecision;
+  if (minTriggerRecall !== undefined) config.minTriggerRecall = minTriggerRecall;
+  for (const k of ['maxToolLoopRate', 'maxSilentFailureRate', 'minClaimsVerifiedRate'] as const) {
+    const v = flags[k] ?? g[k];
+    if (v !== undefined) config[k] = v;
+  }
   if (!previousFile) return { config };
   const from = flags.noRegression ? '--no-regression' : `gates.no_regression.baseline of ${evalFile}`;
   return { config, previous: { file: previousFile, from, margin: marginPoints !== undefined ? marginPoints / 100 : DEFAULT_REGRESSION_MARGIN } };

@@ -10,7 +10,7 @@ import { minimumDecisiveCases, stratifiedWorseTest } from '../stats/tests.js';
 
 export type GateState = 'pass' | 'fail' | 'inconclusive';
 
-export type GateName = 'all_trials_passed' | 'min_pass_rate' | 'min_uplift' | 'no_regression' | 'max_error_rate';
+export type GateName = 'all_trials_passed' | 'min_pass_rate' | 'min_uplift' | 'no_regression' | 'max_error_rate' | 'min_trigger_precision' | 'min_trigger_recall' | 'max_tool_loop_rate' | 'max_silent_failure_rate' | 'min_claims_verified_rate';
 
 /** One with_skill case of a previous run, as the no-regression gate pairs it. */
 export interface PreviousCase {

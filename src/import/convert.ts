@@ -13,8 +13,10 @@
  * | `expectations` / `assertions` | an `agent_judge` with those statements as `criteria`          |
  *
  * The statements stay criteria, as written: they are not turned into mechanical checks by
- * guessing. This version of skill-up has no model-backed judge, so such a case is graded
- * `error` at run time (never pass or fail); the generated files say so.
+ * guessing. At run time a grader agent checks them (src/run/grader.ts): on the job's own
+ * engine and model unless the judge names `engine` / `model`, in a copy of the finished
+ * workspace, answering per criterion with evidence; the case passes when at least
+ * `pass_threshold` (0.7) of them hold. The generated files say so.
  *
  * The eval-level settings follow skill-creator: Claude Code as the engine, every case run with
  * and without the skill (`benchmark.enabled`), 3 runs per configuration.
@@ -79,12 +81,14 @@ export function evalHeader(source: string, anyCriteria: boolean): string {
   if (anyCriteria) {
     lines.push(
       '',
-      'NOTE: the expectations are kept as `agent_judge` criteria, as written. This version of',
-      'skill-up has no model-backed judge, so every case with criteria is graded `error` at run',
-      'time (an error, never a pass or a fail) until one is available. Where a statement can be',
-      'checked mechanically (a file exists, the answer contains a phrase, a tool was called), add',
-      'an `expect` block or a `rule_based` judge to the case yourself (see the README, "Writing a',
-      'suite") and drop that criterion.',
+      'NOTE: the expectations are kept as `agent_judge` criteria, as written. After the agent\'s',
+      'turns, a grader agent checks them on a copy of the finished workspace, on the same engine',
+      'and model as the job (Claude Code here; `--model` / `--model-script` of `skill-up run`',
+      'change both; a judge `engine:` / `model:` gives the grader its own), answering each',
+      'criterion with evidence; a case passes when at least 70% hold (`pass_threshold`). Where a',
+      'statement can be checked mechanically (a file exists, the answer contains a phrase, a tool',
+      'was called), add an `expect` block or a `rule_based` judge to the case yourself (see the',
+      'README, "Writing a suite") and drop that criterion.',
     );
   }
   return lines.map((l) => (l ? `# ${l}` : '#')).join('\n');
@@ -128,7 +132,7 @@ export function convertEvals(evals: EvalsFile, opts: ConvertOptions): Converted 
       `eval ${JSON.stringify(ev.id)} of ${path.basename(evals.file)}${evals.skillName ? ` (skill ${evals.skillName})` : ''}`,
       ...(ev.files.length ? [`input files are placed in the workspace at the paths evals.json gives: ${ev.files.join(', ')}`] : []),
       ...(ev.expectations.length
-        ? ['the criteria below need a model-backed agent_judge: this version grades the case `error` until one is available;', 'add `expect` / a `rule_based` judge for what can be checked mechanically']
+        ? ['the criteria below are graded by an agent_judge: a grader agent on the job\'s engine and model checks them on a copy of the', 'finished workspace; add `expect` / a `rule_based` judge for what can be checked mechanically']
         : ['evals.json gave no expectations: only the exit code is checked (cases.defaults.expect)']),
     ].join('\n');
     caseDocs.push({ id, data, comment });

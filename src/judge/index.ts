@@ -5,16 +5,20 @@
  * 1. engine errors are made `error` by the caller before grading; this module only grades;
  * 2. the `expect` gate (`expect.ts`): any failed check → `fail`, judges skipped;
  * 3. every judge of `case.judges` in order (all required): `rule_based` (`rules.ts`),
- *    `script` (`script.ts`), `agent_judge` (through an injected runner; none is built in).
+ *    `script` (`script.ts`), `agent_judge` (through an injected runner: src/run/grader.ts runs
+ *    the grader agent; the pure parts are in `agent/`).
  * Final status: `error` when any judge could not reach a verdict (never counted as a fail),
- * else `pass` iff every assertion passed, else `fail`.
+ * else `pass` iff every judge passed, else `fail`. A rule or script judge passes iff all its
+ * assertions passed; an agent_judge passes when passed/total criteria ≥ its `pass_threshold`,
+ * so some of its criterion assertions may have failed in a passing job.
  */
 import type { JudgeSpec } from '../config/types.js';
 import { checkExpect } from './expect.js';
 import type { JudgeOutcome } from './outcome.js';
 import { runRuleJudge } from './rules.js';
 import { runScriptJudge } from './script.js';
-import type { Grading, JudgeInput } from './types.js';
+import type { Grading, JudgeInput, JudgeSpend } from './types.js';
+import { addSpend } from './agent/verdict.js';
 
 export { checkExpect, firstDifference } from './expect.js';
 export { evaluateRule, runRuleJudge } from './rules.js';
@@ -31,11 +35,15 @@ export {
 export { resolveInWorkspace, inspectPath } from './paths.js';
 export type { JudgeOutcome } from './outcome.js';
 
-/** The reason given when a case has an `agent_judge` and no runner was supplied. */
-export const AGENT_JUDGE_UNAVAILABLE =
-  'agent_judge needs a model-backed judge engine, which this version of skill-up does not provide';
+export * from './agent/index.js';
 
-/** Runs an `agent_judge` through the engine layer; supplied by the caller (or a test double). */
+/** The reason given when a case has an `agent_judge` and gradeJob got no runner (a caller outside a run). */
+export const AGENT_JUDGE_UNAVAILABLE = 'agent_judge needs a grader runner (src/run/grader.ts), and none was given to this grading';
+
+/**
+ * Runs an `agent_judge` through the engine layer (src/run/grader.ts `agentJudgeRunner`, or a
+ * test double). The outcome's `spend` says what the grader runs cost; it is never the agent's.
+ */
 export type AgentJudgeRunner = (
   spec: Extract<JudgeSpec, { type: 'agent_judge' }>,
   input: JudgeInput,
@@ -78,7 +86,7 @@ async function runJudge(judge: JudgeSpec, input: JudgeInput, opts: GradeOptions)
  * message as reason. Assertions are the `expect` checks first, then each judge's in order;
  * with several judges, each judge's assertion texts are prefixed `[<id or type>] `.
  * Reasons: `expect gate failed`; `judge <name> failed: …`; for errors the judge's reason
- * (`agent_judge needs a model-backed judge engine, …`, `cancelled`, …).
+ * (`the grader's engine … is not available`, `grader run 1 answered unusably twice …`, `cancelled`, …).
  */
 export async function gradeJob(input: JudgeInput, options: GradeOptions = {}): Promise<Grading> {
   let assertions;
@@ -92,6 +100,7 @@ export async function gradeJob(input: JudgeInput, options: GradeOptions = {}): P
   const judges = input.case.judges;
   const errors: string[] = [];
   const failures: string[] = [];
+  let spend: JudgeSpend | undefined;
   for (const [index, judge] of judges.entries()) {
     if (input.signal?.aborted) {
       errors.push('cancelled');
@@ -106,14 +115,16 @@ export async function gradeJob(input: JudgeInput, options: GradeOptions = {}): P
       outcome = { status: 'error', assertions: [], reason: `judge ${judgeName(judge)} crashed: ${(e as Error).message}` };
     }
     options.observer?.finished(judge, index, outcome, performance.now() - started);
+    if (outcome.spend) spend = addSpend(spend, outcome.spend);
     const prefix = judges.length > 1 ? `[${judgeName(judge)}] ` : '';
     for (const a of outcome.assertions) assertions.push({ ...a, text: `${prefix}${a.text}` });
+    // An agent_judge decides by its threshold: a failed criterion in a passing agent_judge does not fail the job.
+    const failed = judge.type === 'agent_judge' ? outcome.status === 'fail' : outcome.status === 'fail' || outcome.assertions.some((a) => !a.passed);
     if (outcome.status === 'error') errors.push(outcome.reason ?? `judge ${judgeName(judge)} could not grade`);
-    else if (outcome.status === 'fail' || outcome.assertions.some((a) => !a.passed)) {
-      failures.push(`judge ${judgeName(judge)} failed${outcome.reason ? `: ${outcome.reason}` : ''}`);
-    }
+    else if (failed) failures.push(`judge ${judgeName(judge)} failed${outcome.reason ? `: ${outcome.reason}` : ''}`);
   }
-  if (errors.length > 0) return { status: 'error', assertions, reason: errors.join('; ') };
-  const pass = assertions.every((a) => a.passed) && failures.length === 0;
-  return pass ? { status: 'pass', assertions } : { status: 'fail', assertions, reason: failures.join('; ') || 'an assertion failed' };
+  const spent = spend ? { judge: spend } : {};
+  if (errors.length > 0) return { status: 'error', assertions, reason: errors.join('; '), ...spent };
+  // The expect gate's assertions all passed (checked above); each judge's verdict is in `failures`.
+  return failures.length === 0 ? { status: 'pass', assertions, ...spent } : { status: 'fail', assertions, reason: failures.join('; '), ...spent };
 }

@@ -1,4 +1,5 @@
-import type { Assertion } from './types.js';
+import type { TokenUsage } from '../engine/types.js';
+import type { Assertion, JudgeSpend } from './types.js';
 
 /**
  * What one judge returns. `error` means the judge itself could not reach a verdict (it is
@@ -8,4 +9,8 @@ export interface JudgeOutcome {
   status: 'pass' | 'fail' | 'error';
   assertions: Assertion[];
   reason?: string;
+  /** agent_judge: the grader's tokens (also in `spend`; the event log's `judge_finished.tokens`). */
+  usage?: TokenUsage;
+  /** agent_judge: what its grader runs spent, never counted as the agent's. */
+  spend?: JudgeSpend;
 }

@@ -20,6 +20,8 @@ import type { JudgeOutcome } from './outcome.js';
 import { inspectPath } from './paths.js';
 import type { Assertion, JudgeInput } from './types.js';
 import { finalMessageText, searchText, turnText, withFullText, type Searched } from './text.js';
+import { claimsVerifiedCheck, noSilentFailureCheck, noToolLoopCheck } from './behaviour/checks.js';
+import { CLAIM_KINDS, DEFAULT_LOOP_REPEATS, type ClaimKind } from './behaviour/types.js';
 
 /** A rule evaluated against a job: `holds` is whether its condition is true. */
 export interface RuleResult {
@@ -275,7 +277,67 @@ export const RULE_KINDS: { readonly [F in keyof Rule]-?: RuleKind<NonNullable<Ru
       check: await withTurn(input, r.turn, (t) => toolNotCalled(turnCalls(t), r.name, `in turn ${r.turn}`)),
     }),
   },
+  claimsVerified: {
+    key: 'claims_verified',
+    schema: behaviourSchema(
+      'Every claim the answers make holds: files said to be created or changed were added or modified, files said to be deleted were deleted, "tests pass" matches a test command that ran and succeeded (src/judge/behaviour/claims.ts). No claim at all holds.',
+      '`true`, or a map `{kinds: [...]}`',
+      {
+        kinds: {
+          description: 'Only claims of these kinds (default: all).',
+          type: 'array',
+          minItems: 1,
+          uniqueItems: true,
+          items: { enum: [...CLAIM_KINDS] },
+          'x-messages': { minItems: '`kinds` needs at least one claim kind (file_created, file_changed, file_deleted, tests_pass), or leave it out for all' },
+        },
+      },
+    ),
+    parse: (v) => (behaviourOn(v, 'claims_verified') ? (v.has('kinds') ? { kinds: v.get('kinds').strings() as ClaimKind[] } : {}) : undefined),
+    evaluate: async (r, input) => ({ text: `claims_verified${r.kinds ? ` {kinds: ${qList(r.kinds)}}` : ''}`, check: claimsVerifiedCheck(input, r.kinds) }),
+  },
+  noToolLoop: {
+    key: 'no_tool_loop',
+    schema: behaviourSchema(
+      'No tool is called with the same input `max_repeats` or more times in a row within a turn (src/judge/behaviour/loops.ts).',
+      '`true`, or a map `{max_repeats: N}`',
+      {
+        max_repeats: {
+          description: `Consecutive identical calls that make a loop (default ${DEFAULT_LOOP_REPEATS}).`,
+          'x-expected': 'a whole number from 2 to 10000',
+          type: 'integer',
+          minimum: 2,
+          maximum: 10000,
+        },
+      },
+    ),
+    parse: (v) => (behaviourOn(v, 'no_tool_loop') ? { maxRepeats: v.get('max_repeats').int() ?? DEFAULT_LOOP_REPEATS } : undefined),
+    evaluate: async (r, input) => ({ text: `no_tool_loop {max_repeats: ${r.maxRepeats}}`, check: noToolLoopCheck(input, r.maxRepeats) }),
+  },
+  noSilentFailure: {
+    key: 'no_silent_failure',
+    schema: behaviourSchema(
+      'Every failed tool call and engine error is acknowledged by an answer from its turn on (src/judge/behaviour/silent.ts lists the words looked for).',
+      '`true` or `{}`',
+      {},
+    ),
+    parse: (v) => (behaviourOn(v, 'no_silent_failure') ? { enabled: true as const } : undefined),
+    evaluate: async (_r, input) => ({ text: 'no_silent_failure', check: noSilentFailureCheck(input) }),
+  },
 };
+
+/** A behaviour rule kind's schema: `true`, or a map of its options. */
+function behaviourSchema(description: string, expected: string, properties: Record<string, unknown>): Record<string, unknown> {
+  return { description, 'x-expected': expected, type: ['boolean', 'object'], additionalProperties: false, properties };
+}
+
+/** Whether a behaviour rule is on: `true` or a map; `false` checks nothing and is reported at its value. */
+function behaviourOn(v: Field, key: string): boolean {
+  if (v.isMap()) return true;
+  const b = v.bool();
+  if (b === false) v.error(`\`${key}: false\` checks nothing: remove the rule, or write \`${key}: true\``);
+  return b === true;
+}
 
 /**
  * One `success`/`failure` item of a `rule_based` judge → `Rule`, through {@link RULE_KINDS}

@@ -3,7 +3,7 @@
  * skill-creator `grading.json` (`expectations[]`), so reports can copy it verbatim.
  */
 import type { CaseSpec } from '../config/types.js';
-import type { Transcript } from '../engine/types.js';
+import type { TokenUsage, Transcript } from '../engine/types.js';
 import type { WorkspaceChanges } from '../runtime/changes.js';
 
 /** One graded check. `evidence` says what was seen, so a reader can verify the verdict. */
@@ -21,6 +21,23 @@ export interface Grading {
   assertions: Assertion[];
   /** Why the status is `error` or `skipped`, or which gate failed. */
   reason?: string;
+  /** What the agent_judge graders spent (summed over the case's agent_judges); absent without one. */
+  judge?: JudgeSpend;
+}
+
+/**
+ * What grading cost besides the agent: the agent_judge grader runs' tokens, wall time (ms),
+ * cost (USD, as the grader engine reported it or estimated from its tokens when `costEstimated`),
+ * the number of grader runs and, with `repeats` > 1, their agreement (0..1, mean over criteria of
+ * the share of usable runs agreeing with the majority). Never part of the agent's usage or cost.
+ */
+export interface JudgeSpend {
+  usage: TokenUsage;
+  durationMs: number;
+  costUsd?: number;
+  costEstimated?: boolean;
+  runs: number;
+  agreement?: number;
 }
 
 /** Everything a judge may look at. Judges never start an engine themselves. */

@@ -22,6 +22,8 @@ import type { MergePlan } from './check.js';
 import type { MergeRecord } from './types.js';
 import { costNotes } from '../cost/result.js';
 import { partialDecision } from '../cost/partial.js';
+import { behaviourConfigOf } from '../gate/behaviour.js';
+import { behaviourFromJson } from '../report/behaviour.js';
 import type { CaseSpec } from '../config/types.js';
 
 const VARIANTS: Variant[] = ['with_skill', 'without_skill'];
@@ -57,6 +59,7 @@ export function decisionConfigOf(doc: ResultDoc, previous?: PreviousRun): Decisi
   if (c.min_pass_rate !== null && c.min_pass_rate !== undefined) out.minPassRate = c.min_pass_rate;
   if (c.min_uplift !== null && c.min_uplift !== undefined) out.minUplift = c.min_uplift;
   if (c.on_inconclusive) out.onInconclusive = c.on_inconclusive;
+  Object.assign(out, behaviourConfigOf(c));
   if (c.no_regression) {
     if (!previous) throw new RangeError('the shards have a no_regression gate: its baseline run must be given');
     out.noRegression = { previous, margin: c.no_regression.margin };
@@ -82,6 +85,19 @@ function jobResultOf(j: JobJson): JobResult {
     usage: usage(j.tokens),
     ...(j.cost_usd !== undefined ? { costUsd: j.cost_usd } : {}),
     ...(j.cost_estimated ? { costEstimated: true } : {}),
+    // The graders' spend, so the merged totals count it (apart from the agents').
+    ...(j.judge
+      ? {
+          judge: {
+            usage: usage(j.judge.tokens),
+            durationMs: j.judge.duration_ms,
+            ...(j.judge.cost_usd !== undefined ? { costUsd: j.judge.cost_usd } : {}),
+            ...(j.judge.cost_estimated ? { costEstimated: true } : {}),
+            runs: j.judge.runs,
+            ...(j.judge.agreement !== undefined ? { agreement: j.judge.agreement } : {}),
+          },
+        }
+      : {}),
     finalMessage: j.final_message,
     turns: j.turns.map(
       (t): TurnResult => ({
@@ -109,6 +125,7 @@ function jobResultOf(j: JobJson): JobResult {
     artifacts: j.artifacts,
     ...(j.changes ? { changes: j.changes } : {}),
     ...(j.workspace ? { workspace: j.workspace } : {}),
+    ...(j.behaviour ? { behaviour: behaviourFromJson(j.behaviour) } : {}),
   };
 }
 

@@ -22,6 +22,8 @@
  *   error and that either is a skill tool (`Skill`, `skill`, `activate_skill`: the name is
  *   its `skill`/`name`/`command` input) or mentions a path `…/<name>/SKILL.md` in any string
  *   input (a Read, `cat`, etc.).
+ * - **judge**: the request comes from a grader run (`ModelRequest.judge`, set by the server
+ *   from a job id `<job id>/judge-<n>`), not from the agent being evaluated.
  * - **cwd**: the first of `Primary working directory: …` (Claude Code), `<cwd>…</cwd>`
  *   (Codex), `Working directory: …` (OpenCode), `I'm currently working in the directory: …`
  *   (Gemini CLI, Qwen Code) in the context texts.
@@ -31,6 +33,8 @@ import { DASH_ENTRY, parseSkillListing } from '../engine/skill-listing.js';
 
 export interface Conversation {
   engine: EngineName;
+  /** True for a grader run's request (`ModelRequest.judge`, from the job id), false for the agent's own. */
+  judge: boolean;
   /** Text of the current prompt (reminders and engine-injected text removed); '' when none. */
   prompt: string;
   /** 1-based number of the current user turn; 0 when the request has no prompt message. */
@@ -94,6 +98,7 @@ export function viewConversation(req: ModelRequest, upTo = req.messages.length):
   const context = contextTexts(req, messages);
   const view: Conversation = {
     engine: req.engine,
+    judge: req.judge === true,
     prompt,
     turn,
     promptIndex,

@@ -13,7 +13,7 @@ export { runModelServerCommand, describeExchange, MODEL_SERVER_USAGE, type Comma
 export { planResponse, groupSteps, fillTemplate, estimateTokens, type Step } from './plan.js';
 export { viewConversation, parseSkillListing, findCwd, skillOfToolCall, type Conversation } from './conversation.js';
 export { ruleMatches, firstMatch, stepIndex } from './match.js';
-export { jobIdFrom, type ExchangeLogEntry } from './log.js';
+export { isJudgeJobId, jobIdFrom, type ExchangeLogEntry } from './log.js';
 export { anthropicProtocol, parseAnthropicRequest, renderAnthropicStream } from './protocols/anthropic.js';
 export type { ProtocolModule, Rendered, WireContext } from './protocols/protocol.js';
 export type * from './types.js';

@@ -47,6 +47,8 @@ export interface ExchangeLogEntry {
   conversation?: Pick<Conversation, 'engine' | 'turn' | 'prompt' | 'cwd' | 'skillsListed' | 'skillsLoaded' | 'toolsOffered'> & {
     /** Assistant replies since the current prompt. */
     replies: number;
+    /** Present (true) only for a grader run's request (`Conversation.judge`). */
+    judge?: true;
   };
   /** Which rule and step answered. */
   trace?: PlanTrace;
@@ -69,6 +71,19 @@ export function jobIdFrom(headers: IncomingHttpHeaders, query: URLSearchParams):
     if (m) return m[1]!;
   }
   return undefined;
+}
+
+/** Last `/`-segment of a grader run's job id: `judge-<n>`, n = 1, 2, … (one per grading repeat). */
+const JUDGE_SEGMENT = /^judge-[1-9][0-9]*$/;
+
+/**
+ * True when `jobId` is a grader run's: an `agent_judge` runs its grader agent under
+ * `<job id>/judge-<r>` (r = 1, 2, …), so the grader's requests reach the server with the API key
+ * `skill-up-job:<job id>/judge-<r>`. Drives the rules' `judge:` condition. False for undefined.
+ */
+export function isJudgeJobId(jobId: string | undefined): boolean {
+  if (!jobId) return false;
+  return JUDGE_SEGMENT.test(jobId.slice(jobId.lastIndexOf('/') + 1));
 }
 
 /** Headers with credentials replaced. */

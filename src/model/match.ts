@@ -35,6 +35,7 @@ export function ruleMatches(rule: Rule, conv: Conversation): boolean {
     if (out === undefined || !w.toolResultContains.some((s) => out.includes(s.toLowerCase()))) return false;
   }
   if (w.engine && !w.engine.includes(conv.engine)) return false;
+  if (w.judge !== undefined && w.judge !== conv.judge) return false;
   return true;
 }
 

@@ -14,7 +14,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { ExchangeLog, jobIdFrom, redactHeaders, type ExchangeLogEntry } from './log.js';
+import { ExchangeLog, isJudgeJobId, jobIdFrom, redactHeaders, type ExchangeLogEntry } from './log.js';
 import { registerExchangeSource, unregisterExchangeSource } from './offered.js';
 import { planResponse } from './plan.js';
 import { anthropicProtocol } from './protocols/anthropic.js';
@@ -164,6 +164,8 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
       return send(res, entry, protocol.renderError(e.status, e.message));
     }
     if (request.sessionId) entry.sessionId = request.sessionId;
+    // A grader run (`<job id>/judge-<r>`): the rules' `judge: true` condition holds for it.
+    if (isJudgeJobId(jobId)) request.judge = true;
 
     const who: { jobId?: string; sessionId?: string } = {};
     if (jobId) who.jobId = jobId;
@@ -179,6 +181,7 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
       skillsLoaded: conversation.skillsLoaded,
       toolsOffered: conversation.toolsOffered,
       replies: conversation.replyStarts.length,
+      ...(conversation.judge ? { judge: true as const } : {}),
     };
     entry.trace = plan.trace;
     await wait(plan.delayMs);

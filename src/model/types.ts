@@ -76,6 +76,12 @@ export interface RuleConditions {
   toolResultContains?: string[];
   /** The engine (as inferred by the protocol module) is one of these. */
   engine?: EngineName[];
+  /**
+   * `true`: the request comes from a grader run (an `agent_judge`, filed under a job id whose
+   * last `/`-segment is `judge-<n>`, see log.ts `isJudgeJobId`); `false`: from anything else
+   * (the agent's own requests). Absent = both.
+   */
+  judge?: boolean;
 }
 
 /** One rule of the script, in file order. */
@@ -141,6 +147,11 @@ export interface ModelRequest {
   tools: ToolSpec[];
   /** Engine session id when the protocol carries one (e.g. `x-claude-code-session-id`). */
   sessionId?: string;
+  /**
+   * True when the request's job id names a grader run (`<job id>/judge-<n>`, log.ts
+   * `isJudgeJobId`). Set by the server from the API key, never by a protocol module.
+   */
+  judge?: boolean;
   /** Size of the raw request body in characters; input-token figures derive from it. */
   rawChars: number;
 }

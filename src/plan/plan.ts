@@ -33,6 +33,8 @@ export interface PlanOptions {
   baseline?: boolean;
   /** Engine names to run (default: the suite's engines). */
   engines?: string[];
+  /** `--trigger-only`: keep only trigger cases (CaseSpec.shouldTrigger); a suite without any is a PlanError. */
+  triggerOnly?: boolean;
 }
 
 /** Thrown when the filters leave nothing to run; the CLI reports it as a usage error. */
@@ -50,12 +52,15 @@ export function selectCases(suite: Suite, opts: PlanOptions): CaseSpec[] {
   const keep = opts.cases?.length ? glob(opts.cases) : () => true;
   const drop = opts.excludeCases?.length ? glob(opts.excludeCases) : () => false;
   const tags = new Set(opts.tags ?? []);
-  return suite.cases.filter((c) => keep(c.id) && !drop(c.id) && (tags.size === 0 || c.tags.some((t) => tags.has(t))));
+  if (opts.triggerOnly && !suite.cases.some((c) => c.shouldTrigger !== undefined)) {
+    throw new PlanError('--trigger-only: the suite has no trigger case (give a case `should_trigger: true|false`, or list a trigger eval set in eval.yaml `triggers: {file: evals/trigger-eval.json}`)');
+  }
+  return suite.cases.filter((c) => keep(c.id) && !drop(c.id) && (tags.size === 0 || c.tags.some((t) => tags.has(t))) && (!opts.triggerOnly || c.shouldTrigger !== undefined));
 }
 
 /**
- * Expands the selected cases into jobs: for each case, each engine it runs on, each variant,
- * each trial. Trials of both variants interleave so a drift over time (rate limits, a warm
+ * Expands the selected cases into jobs: for each case, each engine it runs on, each variant
+ * (a trigger case: `with_skill` only), each trial. Trials of both variants interleave so a drift over time (rate limits, a warm
  * cache) affects both arms alike.
  *
  * @throws PlanError when no case or no engine is left.
@@ -63,7 +68,7 @@ export function selectCases(suite: Suite, opts: PlanOptions): CaseSpec[] {
 export function planJobs(suite: Suite, opts: PlanOptions = {}): Job[] {
   const cases = selectCases(suite, opts);
   if (cases.length === 0) {
-    const filters = [...(opts.cases ?? []).map((g) => `--case ${g}`), ...(opts.excludeCases ?? []).map((g) => `--exclude-case ${g}`), ...(opts.tags ?? []).map((t) => `--tag ${t}`)];
+    const filters = [...(opts.cases ?? []).map((g) => `--case ${g}`), ...(opts.excludeCases ?? []).map((g) => `--exclude-case ${g}`), ...(opts.tags ?? []).map((t) => `--tag ${t}`), ...(opts.triggerOnly ? ['--trigger-only'] : [])];
     throw new PlanError(suite.cases.length === 0 ? 'the suite has no cases' : `no case matches ${filters.join(' ')} (cases: ${suite.cases.map((c) => c.id).join(', ')})`);
   }
   const engines = opts.engines?.length ? opts.engines : suite.engines.map((e) => e.name);
@@ -73,9 +78,11 @@ export function planJobs(suite: Suite, opts: PlanOptions = {}): Job[] {
   for (const c of cases) {
     const caseEngines = c.engines ? engines.filter((e) => c.engines!.includes(e)) : engines;
     const trials = opts.trials ?? c.trials;
+    // A trigger case asks whether the installed skill is activated: without it there is nothing to activate.
+    const caseVariants: Variant[] = c.shouldTrigger !== undefined ? ['with_skill'] : variants;
     for (const engine of caseEngines) {
       for (let trial = 1; trial <= trials; trial++) {
-        for (const variant of variants) {
+        for (const variant of caseVariants) {
           // With several engines, each gets its own tree (`<engine>/<case>/<variant>/run-k`),
           // so every engine's folder keeps skill-creator's `<case>/<variant>/run-k` layout.
           const id = [multiEngine ? engine : undefined, c.id, variant, `run-${trial}`].filter(Boolean).join('/');

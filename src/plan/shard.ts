@@ -8,7 +8,7 @@
  * ids, turns and trials) and of the run's trial and variant settings: it never depends on the
  * engine list, the machine or the order of the case files on disk.
  *
- * Method: each case weighs turns × trials × variants (the work one engine does on it, the same
+ * Method: each case weighs turns × trials × variants (a trigger case runs one variant; the work one engine does on it, the same
  * factor for every engine, so engines leave the balance unchanged). Cases sorted by weight,
  * heaviest first, ties by case id (code-unit order), go one by one to the least-loaded shard,
  * ties to the lowest shard number (greedy longest-processing-time). With cases of equal weight
@@ -105,7 +105,7 @@ export function shardJobs(cases: readonly CaseSpec[], jobs: readonly Job[], shar
       `--shard ${shard.index}/${shard.count}: the plan has ${cases.length} case(s), fewer than ${shard.count} shards, and a shard is one or more whole cases; use at most --shard i/${cases.length}`,
     );
   }
-  const parts = assignShards(cases.map((c) => ({ id: c.id, weight: caseWeight(c, opts.trials, opts.variants) })), shard.count);
+  const parts = assignShards(cases.map((c) => ({ id: c.id, weight: caseWeight(c, opts.trials, c.shouldTrigger !== undefined ? 1 : opts.variants) })), shard.count);
   const mine = parts[shard.index - 1]!;
   const keep = new Set(mine);
   const kept = jobs.filter((j) => keep.has(j.case.id)).map((j, index) => ({ ...j, index }));

@@ -35,6 +35,7 @@ import type { Assertion } from '../judge/types.js';
 import { cell, CONFIGS, label, statisticsMarkdown, statisticsOf, upliftNotes, type BenchmarkStatistics } from './benchmark-stats.js';
 import type { Variant } from '../engine/types.js';
 import type { JobJson, ResultDoc } from './result-json.js';
+import { gradingClaims } from './behaviour.js';
 
 export type { BenchmarkStatistics } from './benchmark-stats.js';
 
@@ -76,6 +77,8 @@ export interface BenchmarkRun {
   reason?: string;
   /** skill-up: the job folder, relative to the iteration folder. */
   output_dir: string;
+  /** skill-up: what the job's agent_judge graders spent (tokens, seconds, USD, runs); not part of `result`. */
+  judge?: { tokens: number; time_seconds: number; cost_usd?: number; runs: number };
 }
 
 /** One configuration in `run_summary`. */
@@ -132,7 +135,8 @@ export interface GradingJson {
     /** The job's wall time (workspace, engine, judges), seconds. */
     total_duration_seconds: number;
   };
-  claims: never[];
+  /** skill-creator's `{claim, type, verified, evidence}`: the behaviour checks' claims (src/report/behaviour.ts `gradingClaims`). */
+  claims: ReturnType<typeof gradingClaims>;
   user_notes_summary: { uncertainties: string[]; needs_review: string[]; workarounds: string[] };
   status: JobJson['status'];
   reason?: string;
@@ -250,7 +254,7 @@ export function gradingJson(job: JobJson): GradingJson {
       transcript_chars: job.turns.reduce((a, t) => a + t.prompt.length + t.final_text.length, 0),
     },
     timing: { executor_duration_seconds: job.engine_duration_ms / 1000, total_duration_seconds: job.duration_ms / 1000 },
-    claims: [],
+    claims: gradingClaims(job.behaviour),
     user_notes_summary: { uncertainties: [], needs_review: needsReview, workarounds: [] },
     status: job.status,
     ...(job.reason ? { reason: job.reason } : {}),
@@ -321,6 +325,8 @@ function buildBundle(doc: ResultDoc, root: string, jobs: JobJson[], ids: Map<str
       status: job.status,
       ...(job.reason ? { reason: job.reason } : {}),
       output_dir: job.output_dir,
+      // skill-up extension: the agent_judge graders' spend, never inside `result.tokens` / `time_seconds`.
+      ...(job.judge ? { judge: { tokens: job.judge.tokens.total, time_seconds: job.judge.duration_ms / 1000, ...(job.judge.cost_usd !== undefined ? { cost_usd: job.judge.cost_usd } : {}), runs: job.judge.runs } } : {}),
     }))
     .sort((a, b) => CONFIGS.indexOf(a.configuration) - CONFIGS.indexOf(b.configuration) || a.eval_id - b.eval_id || a.run_number - b.run_number);
 
@@ -468,6 +474,13 @@ export function benchmarkMarkdown(b: BenchmarkJson, byCase?: Map<string, JobJson
     `| Time | ${fmt(sa?.time_seconds, 's')} | ${fmt(sb?.time_seconds, 's')} | ${d ? `${d.time_seconds}s` : '—s'} |`,
     `| Tokens | ${fmt(sa?.tokens, 'n')} | ${fmt(sb?.tokens, 'n')} | ${d?.tokens ?? '—'} |`,
   ];
+  // skill-up: the agent_judge graders' spend, which the table above never includes.
+  const judged = b.runs.filter((r) => r.judge);
+  if (judged.length) {
+    const sum = (f: (j: NonNullable<BenchmarkRun['judge']>) => number) => judged.reduce((x, r) => x + f(r.judge!), 0);
+    const costs = judged.filter((r) => r.judge!.cost_usd !== undefined);
+    lines.push('', `**Judges** (agent_judge graders, not in the table): ${sum((j) => j.runs)} grader run(s) over ${judged.length} run(s), ${sum((j) => j.tokens)} tokens, ${sum((j) => j.time_seconds).toFixed(1)}s${costs.length ? `, $${costs.reduce((x, r) => x + r.judge!.cost_usd!, 0).toFixed(4)}` : ''}`);
+  }
   if (b.notes.length) {
     lines.push('', '## Notes', '');
     for (const n of b.notes) lines.push(`- ${n}`);

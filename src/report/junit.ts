@@ -9,6 +9,7 @@
 import junitModule, { type Builder } from 'junit-report-builder';
 import type { JobJson, ResultDoc } from './result-json.js';
 import { costProperties } from '../cost/junit.js';
+import { triggerProperties } from './triggers.js';
 
 // The package is CommonJS with `module.exports = builder`; its .d.ts declares an ES default
 // export, which under NodeNext typing would be `.default`. At run time the import is the builder.
@@ -34,6 +35,7 @@ export function buildJunit(doc: ResultDoc): string {
     suite.property('engine', jobs[0]!.engine).property('variant', jobs[0]!.variant);
     for (const [k, v] of costProperties(doc, jobs)) suite.property(k, v);
     for (const [k, v] of decisionProperties(doc, jobs[0]!.engine)) suite.property(k, v);
+    if (jobs[0]!.variant === 'with_skill') for (const [k, v] of triggerProperties(doc.triggers, jobs[0]!.engine)) suite.property(k, v);
     for (const r of jobs) {
       const tc = suite
         .testCase()

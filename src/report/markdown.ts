@@ -18,6 +18,9 @@
  * is put on one line, cut, and escaped so it cannot break the table or inject HTML.
  */
 import { CLUSTERED_CI, gateCells, gateLabel, passRateNote, rateWithCI, upliftText } from './decision-text.js';
+import { triggerMarkdown } from './triggers.js';
+import { behaviourMarkdown } from './behaviour.js';
+import { judgeCostText } from './judge-spend.js';
 import type { JobJson, ResultDoc, ResultGate } from './result-json.js';
 import { armCost, costByArm, costTotal, formatCost, type ArmCost } from '../cost/totals.js';
 
@@ -124,12 +127,16 @@ export function buildSummaryMarkdown(doc: ResultDoc, opts: SummaryOptions = {}):
     duration(doc.duration_ms),
     `${tokens(t.tokens.total)} tokens`,
     ...(costTotal(doc.jobs).usd !== null ? [formatCost(costTotal(doc.jobs))] : []),
+    // The agent_judge graders, never inside the agents' tokens and cost above.
+    ...(t.judge ? [`judges: ${t.judge.runs} grader run(s), ${tokens(t.judge.tokens.total)} tokens, ${duration(t.judge.duration_ms)}, ${judgeCostText({ costUsd: t.judge.cost_usd, costEstimated: !!t.judge.cost_estimated })} (not in the tokens or cost)`] : []),
   ];
   head.push(facts.join(' · '), '');
   if (doc.not_run && doc.not_run_reason) head.push(`> ⚠️ Partial run: ${doc.not_run} job(s) not run: ${mdText(doc.not_run_reason, 200)}. The gates decide on what ran; a gate that would pass only because jobs did not run is inconclusive.`, '');
   head.push(...gatesTable(gates, engineName));
   head.push(...variantsTable(doc.summary.variants, engineName, costByArm(doc.jobs)));
   for (const u of doc.summary.uplift) head.push(...upliftLines(u, doc.summary.uplift.length, engineName));
+  head.push(...triggerMarkdown(doc.triggers, engineName));
+  head.push(...behaviourMarkdown(doc.jobs, engineName));
 
   // Details: failures of with_skill per case, errors per case and reason, baseline failures.
   const failedWith = failuresByCase(doc.jobs.filter((j) => j.variant === 'with_skill' && j.status === 'fail'));

@@ -9,9 +9,14 @@ import type { Assertion, Status } from '../judge/types.js';
 import type { ShardRecord } from '../plan/shard.js';
 import type { MergeRecord } from '../merge/types.js';
 import type { JobResult, TurnResult } from '../run/types.js';
+import type { JudgeSpend } from '../judge/types.js';
+import { addSpend } from '../judge/agent/verdict.js';
 import type { RunStats, TrialResult } from '../stats/index.js';
+import type { TriggerStats } from '../stats/trigger.js';
 import { configJson, type Decision, type GateResult } from '../gate/index.js';
 import { costJson, type RunCostMeta } from '../cost/result.js';
+import { behaviourByArm, behaviourJson, trialBehaviour, type BehaviourArm, type BehaviourJson } from './behaviour.js';
+import { TOKEN_ESTIMATE } from '../judge/behaviour/types.js';
 
 /** The version of the result.json format written by this code (2: clustered intervals, three-state verdict, gates). */
 export const RESULT_SCHEMA_VERSION = '2';
@@ -108,6 +113,8 @@ export interface JobJson {
   cost_usd?: number;
   /** `cost_usd` is estimated from the tokens and the price table. */
   cost_estimated?: true;
+  /** What the agent_judge graders spent (JobResult.judge): never part of `tokens`, `cost_usd` or `engine_duration_ms`. */
+  judge?: JudgeJson;
   /** The last completed turn's answer; a preview when `final_message_file` is set. */
   final_message: string;
   final_message_file?: string;
@@ -125,6 +132,10 @@ export interface JobJson {
   changes?: { added: number; modified: number; deleted: number; truncated?: boolean };
   /** Absolute path of the kept workspace (`--keep-workspaces`). */
   workspace?: string;
+  /** A trigger case's job: the skill under test, what was expected, whether it was activated, the query (JobResult.trigger). */
+  trigger?: { skill: string; should_trigger: boolean; activated: boolean; query: string };
+  /** The behaviour checks (src/report/behaviour.ts `behaviourJson`): claims, tool loop, silent failure, skill context. */
+  behaviour?: BehaviourJson;
 }
 
 /** An engine of the run in result.json. */
@@ -138,6 +149,39 @@ export interface EngineJson {
   model: { provider: string | null; name: string | null };
 }
 
+/**
+ * What grading with agent_judge cost (schema `$defs.judgeSpend`): the graders' tokens, wall time
+ * (ms), cost (USD; estimated when `cost_estimated`), grader runs, and with `repeats` > 1 the
+ * agreement (0..1). Apart from, never inside, the agent's figures.
+ */
+export interface JudgeJson {
+  tokens: TokensJson;
+  duration_ms: number;
+  cost_usd?: number;
+  cost_estimated?: true;
+  runs: number;
+  agreement?: number;
+}
+
+/** JobResult.judge (or a sum of them) as result.json writes it. */
+export function judgeJson(j: JudgeSpend): JudgeJson {
+  return {
+    tokens: usageJson(j.usage),
+    duration_ms: Math.round(j.durationMs),
+    ...(j.costUsd !== undefined ? { cost_usd: j.costUsd } : {}),
+    ...(j.costUsd !== undefined && j.costEstimated ? { cost_estimated: true as const } : {}),
+    runs: j.runs,
+    ...(j.agreement !== undefined ? { agreement: j.agreement } : {}),
+  };
+}
+
+/** The judges' spend over `results` (undefined when no job ran an agent_judge); the agreement is the mean of the jobs'. */
+export function judgeTotals(results: readonly Pick<JobResult, 'judge'>[]): JudgeSpend | undefined {
+  let out: JudgeSpend | undefined;
+  for (const r of results) if (r.judge) out = addSpend(out, r.judge);
+  return out;
+}
+
 /** result.json's `totals`: job counts by status, tokens and cost over every job. */
 export interface TotalsJson {
   jobs: number;
@@ -148,6 +192,8 @@ export interface TotalsJson {
   tokens: TokensJson;
   cost_usd?: number;
   cost_estimated?: true;
+  /** The agent_judge graders over every job; `tokens` and `cost_usd` above are the agents' alone. */
+  judge?: JudgeJson;
 }
 
 /**
@@ -181,8 +227,15 @@ export interface ResultDoc {
   decision: { config: ReturnType<typeof configJson>; exit_code: number };
   gates: ResultGate[];
   summary: ResultSummary;
+  /** The trigger evaluation per engine (src/stats/trigger.ts, snake_case); absent when the run had no trigger case. */
+  triggers?: ResultTriggers;
+  /** Behaviour checks per engine × variant over the graded jobs (src/report/behaviour.ts); token means are estimates. */
+  behaviour: { method: string; by_arm: BehaviourArm[] };
   jobs: JobJson[];
 }
+
+/** result.json's `triggers`: src/stats/trigger.ts `TriggerStats` with snake_case keys. */
+export type ResultTriggers = Snake<TriggerStats>;
 
 const usageJson = (u: TokenUsage): TokensJson => ({ input: u.input, output: u.output, cache_read: u.cacheRead, cache_write: u.cacheWrite, total: u.input + u.output + u.cacheRead + u.cacheWrite });
 
@@ -223,6 +276,7 @@ export function jobJson(r: JobResult): JobJson {
     tokens: usageJson(r.usage),
     ...(r.costUsd !== undefined ? { cost_usd: r.costUsd } : {}),
     ...(r.costUsd !== undefined && r.costEstimated ? { cost_estimated: true } : {}),
+    ...(r.judge ? { judge: judgeJson(r.judge) } : {}),
     final_message: r.finalMessage,
     // Over the inline limit (src/engine/final-text.ts) `final_message` is a preview: the whole
     // message is the first `final_message_bytes` bytes of `<output_dir>/<final_message_file>`.
@@ -236,6 +290,8 @@ export function jobJson(r: JobResult): JobJson {
     artifacts: r.artifacts,
     ...(r.changes ? { changes: r.changes } : {}),
     ...(r.workspace ? { workspace: r.workspace } : {}),
+    ...(r.trigger ? { trigger: { skill: r.trigger.skill, should_trigger: r.trigger.shouldTrigger, activated: r.trigger.activated, query: r.trigger.query } } : {}),
+    ...(r.behaviour ? { behaviour: behaviourJson(r.behaviour) } : {}),
   };
 }
 
@@ -279,6 +335,9 @@ export function trialsOf(results: JobResult[]): TrialResult[] {
     durationMs: r.durationMs,
     tokens: r.usage.input + r.usage.output + r.usage.cacheRead + r.usage.cacheWrite,
     costUsd: r.costUsd,
+    // Trigger trials are left out of the pass rates and uplift by the stats stage itself.
+    ...(r.trigger ? { trigger: { query: r.trigger.query, shouldTrigger: r.trigger.shouldTrigger, activated: r.trigger.activated } } : {}),
+    ...(r.behaviour ? { behaviour: trialBehaviour(r.behaviour) } : {}),
   }));
 }
 
@@ -296,6 +355,8 @@ export function trialOfJob(j: JobJson, engine = j.engine, variant: Variant = j.v
     durationMs: j.duration_ms,
     tokens: j.tokens.total,
     ...(j.cost_usd !== undefined ? { costUsd: j.cost_usd } : {}),
+    ...(j.trigger ? { trigger: { query: j.trigger.query, shouldTrigger: j.trigger.should_trigger, activated: j.trigger.activated } } : {}),
+    ...(j.behaviour ? { behaviour: trialBehaviour(j.behaviour) } : {}),
   };
 }
 
@@ -345,11 +406,18 @@ export function buildResultJson(meta: RunMeta, results: JobResult[]): ResultDoc 
       tokens: usageJson(tokens),
       ...(costs.length ? { cost_usd: costs.reduce((s, r) => s + r.costUsd!, 0) } : {}),
       ...(costs.some((r) => r.costEstimated) ? { cost_estimated: true } : {}),
+      ...(judgeTotals(results) ? { judge: judgeJson(judgeTotals(results)!) } : {}),
     },
     cost: costJson(meta.cost, results.map((r) => ({ engine: r.engine, variant: r.variant, cost_usd: r.costUsd, cost_estimated: r.costEstimated }))),
     decision: { config: configJson(decision.config), exit_code: decision.exitCode },
     gates: snake(decision.gates) as ResultGate[],
     summary: snake(decision.stats) as ResultSummary,
-    jobs: results.map(jobJson),
+    ...(decision.triggers ? { triggers: snake(decision.triggers) as ResultTriggers } : {}),
+    ...behaviourOfJobs(results.map(jobJson)),
   };
+}
+
+/** `behaviour` (the summaries per arm) and `jobs` of result.json, from the jobs as written. */
+function behaviourOfJobs(jobs: JobJson[]): { behaviour: ResultDoc['behaviour']; jobs: JobJson[] } {
+  return { behaviour: { method: TOKEN_ESTIMATE, by_arm: behaviourByArm(jobs) }, jobs };
 }

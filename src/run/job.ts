@@ -13,6 +13,10 @@ import type { Job } from '../plan/plan.js';
 import { createWorkspace, collectArtifacts, diffSnapshots, saveChanges, snapshotWorkspace, type Workspace, type WorkspaceChanges } from '../runtime/index.js';
 import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
 import { gradeJob, evaluatePostConditionOn, captureDetail } from '../judge/index.js';
+import { commitBaseline } from '../runtime/baseline.js';
+import { agentJudgeRunner } from './grader.js';
+import { gradeTrigger } from '../judge/trigger.js';
+import { behaviourOfJob } from '../judge/behaviour/index.js';
 import { turnText, withFullText } from '../judge/text.js';
 import { boundTurnText } from '../engine/final-text.js';
 import type { Assertion, Grading } from '../judge/types.js';
@@ -66,7 +70,7 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   try {
     return await attemptJob(job, env, attempt, started, finished);
   } catch (e) {
-    const result = blankResult(job, attempt, started);
+    const result = blankResult(job, attempt, started, env.skills[0]?.name);
     result.reason = env.signal.aborted ? 'run interrupted' : `internal error of skill-up while running the job: ${(e as Error)?.message ?? String(e)}`;
     if (env.signal.aborted) result.status = 'skipped';
     result.durationMs = Date.now() - started;
@@ -81,9 +85,11 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
   }
 }
 
-/** A JobResult before anything ran: `error`, no reason, zero usage. */
-function blankResult(job: Job, attempt: number, started: number): JobResult {
+/** A JobResult before anything ran: `error`, no reason, zero usage; a trigger case's names `skill`, not yet activated. */
+function blankResult(job: Job, attempt: number, started: number, skill?: string): JobResult {
+  const c = job.case;
   return {
+    ...(c.shouldTrigger !== undefined ? { trigger: { skill: skill ?? '', shouldTrigger: c.shouldTrigger, activated: false, query: c.turns[0]?.content.replace(/\\\{\{/g, '{{') ?? '' } } : {}),
     id: job.id,
     caseId: job.case.id,
     engine: job.engine,
@@ -122,7 +128,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
   const deadlineTimer = Number.isFinite(deadline) ? setTimeout(() => jobAbort.abort(), deadline - started + 50) : undefined;
   const engineCfg = (env.engines ?? env.suite.engines).find((e) => e.name === job.engine) ?? env.suite.engine;
   const adapter = env.adapters.get(job.engine);
-  const result = blankResult(job, attempt, started);
+  const result = blankResult(job, attempt, started, env.skills[0]?.name);
   let ws: Workspace | undefined;
   let kept: Transcript | undefined;
   try {
@@ -163,10 +169,21 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     const prepared = await adapter.prepare(ctx);
     // The state before the agent ran: what it added, changed and deleted is measured against it.
     const before = await snapshotWorkspace(ws.dir);
+    // An agent_judge's grader gets `git diff` against the workspace as it is now (src/runtime/baseline.ts);
+    // committed only for such cases, in a private git folder, so other jobs stay cheap.
+    const baseline = c.judges.some((j) => j.type === 'agent_judge' && j.context.workspaceDiff)
+      ? await commitBaseline(ws, undefined, jobAbort.signal).then(
+          (gitDir) => ({ gitDir, homeDir: ws!.homeDir }),
+          (e: Error) => `the git baseline could not be committed before the agent ran: ${e.message}`,
+        )
+      : undefined;
     const transcript: Transcript = { engine: job.engine, model: engineCfg.model.name, turns: [] };
     kept = transcript;
     const turnEvents = events && { started: (i: number) => events.turnStarted(job, attempt, i), finished: (t: TurnResult) => events.turnFinished(job, attempt, t) };
     const verdict = await converse(job, adapter, ctx, prepared, transcript, result, deadline, turnEvents);
+    // The case deadline bounds the set-up and the agent's turns; each judge has its own limit
+    // (a script's timeout_seconds, an agent_judge's per grader run), so grading is never cut by it.
+    clearTimeout(deadlineTimer);
     // Before skill-up's own writes into the job folder: no link an agent planted there is followed.
     await unplant(outputDir, result, 'after the last turn');
     await writeJson(join(outputDir, 'transcript.json'), transcript);
@@ -191,6 +208,9 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     let grading: Grading;
     if (verdict) {
       grading = verdict;
+    } else if (result.trigger) {
+      // A trigger case: graded on the skill's activation alone (src/judge/trigger.ts).
+      ({ grading, trigger: result.trigger } = gradeTrigger(result.trigger, result.skillActivations, result.skillsOffered));
     } else {
       const ref = (j: JudgeSpec, i: number) => ({ id: j.id ?? j.type, type: j.type, index: i + 1 });
       grading = await gradeJob(
@@ -208,12 +228,47 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
           changes,
           signal: jobAbort.signal,
         },
-        events ? { observer: { started: (j, i) => events.judgeStarted(job, attempt, ref(j, i)), finished: (j, i, o, ms) => events.judgeFinished(job, attempt, ref(j, i), o, ms) } } : {},
+        {
+          ...(events ? { observer: { started: (j, i) => events.judgeStarted(job, attempt, ref(j, i)), finished: (j, i, o, ms) => events.judgeFinished(job, attempt, ref(j, i), o, ms) } } : {}),
+          // A grader agent through the engine layer (src/run/grader.ts); stopped by Ctrl-C, never by the case deadline.
+          agentJudge: agentJudgeRunner({
+            suite: env.suite,
+            adapters: env.adapters,
+            job,
+            engine: engineCfg,
+            jobDir: outputDir,
+            skills: env.skills,
+            installedSkills: result.skillsInstalled,
+            baseEnv: env.baseEnv,
+            ...(env.modelBaseUrl ? { modelBaseUrl: env.modelBaseUrl } : {}),
+            ...(env.workspaceRoot ? { workspaceRoot: env.workspaceRoot } : {}),
+            signal: env.signal,
+            ...(typeof baseline === 'object' ? { baseline } : typeof baseline === 'string' ? { baselineProblem: baseline } : {}),
+            keepWorkspaces: env.keepWorkspaces,
+          }),
+        },
       );
+      // The graders' tokens, time and cost: reported apart, never added into the agent's.
+      if (grading.judge) result.judge = grading.judge;
     }
     result.status = grading.status;
     result.reason = grading.reason;
     result.assertions = grading.assertions;
+    // Behaviour checks (claims, tool loops, silent failures, skill context cost): recorded on every job, never its verdict.
+    result.behaviour = await behaviourOfJob({
+      transcript,
+      turnStatus: result.turns.map((t) => t.status),
+      changes,
+      skillsInstalled: result.skillsInstalled,
+      jobDir: outputDir,
+      jobId: job.id,
+      scripted: engineCfg.model.provider === 'scripted',
+      modelBaseUrl: env.modelBaseUrl,
+    }).catch((e: Error) => {
+      note(result, `the behaviour checks could not be computed: ${e.message}`);
+      return undefined;
+    });
+    if (!result.behaviour) delete result.behaviour;
   } catch (e) {
     result.status = 'error';
     result.reason = env.signal.aborted ? 'run interrupted' : (e as Error).message;
@@ -232,7 +287,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     else if (ws) result.workspace = ws.dir;
   }
   if (result.status === 'error' && jobAbort.signal.aborted && !env.signal.aborted && !result.reason?.includes('timed out')) {
-    // The deadline struck outside an engine turn (workspace set-up, a judge).
+    // The deadline struck outside an engine turn (workspace set-up).
     result.reason = `case timed out after ${c.timeoutSeconds} s (raise timeout_seconds in the case's constraints or in cases.defaults)${result.reason ? `: ${result.reason}` : ''}`;
   }
   if (env.signal.aborted && result.status === 'error') {
@@ -242,7 +297,8 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
   }
   // Notes (planted links removed, artifacts skipped, tool calls dropped) are shown with the reason.
   if (result.notes?.length) result.reason = [result.reason, ...result.notes].filter(Boolean).join('; ');
-  result.durationMs = Date.now() - started;
+  // The job's own time: the agent_judge graders' wall time is reported apart (`judge.durationMs`).
+  result.durationMs = Math.max(0, Date.now() - started - (result.judge?.durationMs ?? 0));
   // Its cost: as reported, else estimated from its tokens and the price table (src/cost/estimate.ts).
   priceResult(result, engineCfg);
   finished.done = true;

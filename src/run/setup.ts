@@ -39,7 +39,7 @@ async function loadForRun(target: string | undefined, auto: boolean, notice: (li
   const judged = loaded.suite.cases.filter((c) => c.judges.some((j) => j.type === 'agent_judge')).length;
   notice(
     `--auto: no eval.yaml; running ${found.file} (Anthropic evals.json, converted in memory: ${loaded.suite.cases.length} case(s)` +
-      `${judged ? `, ${judged} with agent_judge criteria, graded \`error\` by this version` : ''}; \`skill-up import\` writes it as eval.yaml)`,
+      `${judged ? `, ${judged} with agent_judge criteria, graded by a grader agent on each job's engine and model` : ''}; \`skill-up import\` writes it as eval.yaml)`,
   );
   return loaded;
 }

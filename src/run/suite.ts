@@ -28,6 +28,7 @@ import { planSkillInstall, SkillInstallError } from '../skill/install.js';
 import { VERSION } from '../util/version.js';
 import { finishIteration, jobHooks, type RunExtras } from './extras.js';
 import type { ResolvedSkill } from './job.js';
+import { graderEngines } from './grader.js';
 import { openJournal, resumeOptions, type RunLog } from './log.js';
 import { loadScripts, startScriptedModel } from './model.js';
 import { createProgress } from './progress.js';
@@ -92,7 +93,8 @@ export interface PreparedRun {
  */
 export async function prepareRun(suite: Suite, engines: EngineConfig[], outputRoot: string, notice: Notice = toStderr): Promise<PreparedRun> {
   const skills = await resolveSkills(suite, outputRoot);
-  const scripts = await loadScripts(engines);
+  // A grader engine of an agent_judge may be the run's only scripted engine: its script serves the run then.
+  const scripts = await loadScripts([...engines, ...graderEngines(suite).filter((g) => !engines.some((e) => e.name === g.name))]);
   const adapters = new Map<string, EngineAdapter>();
   const versions = new Map<string, string | undefined>();
   for (const e of engines) {

@@ -3,8 +3,10 @@
  * Durations are milliseconds, tokens are counts, cost is USD.
  */
 import type { SkillActivation, TokenUsage, Variant } from '../engine/types.js';
-import type { Assertion, Status } from '../judge/types.js';
+import type { Assertion, JudgeSpend, Status } from '../judge/types.js';
 import type { Job } from '../plan/plan.js';
+import type { TriggerVerdict } from '../judge/trigger.js';
+import type { JobBehaviour } from '../judge/behaviour/types.js';
 
 /** Most tool calls one turn keeps; later ones are counted (`toolCallsDropped`), not kept. */
 export const MAX_TOOL_CALLS_PER_TURN = 10_000;
@@ -65,6 +67,7 @@ export interface JobResult {
   reason?: string;
   /** ISO 8601. */
   startedAt: string;
+  /** Wall time of the job, ms, without the agent_judge graders' (which is `judge.durationMs`). */
   durationMs: number;
   /** Time spent inside the engine processes. */
   engineDurationMs: number;
@@ -73,6 +76,11 @@ export interface JobResult {
   costUsd?: number;
   /** `costUsd` is an estimate (src/cost/estimate.ts), not a cost the engine reported. */
   costEstimated?: boolean;
+  /**
+   * What the agent_judge graders spent (tokens, wall ms, USD, runs, agreement): reported apart
+   * from the agent's `usage`, `costUsd` and `engineDurationMs`, never added into them.
+   */
+  judge?: JudgeSpend;
   /** The last completed turn's answer: whole, or its bounded preview when `finalMessageFile` is set. */
   finalMessage: string;
   /** When the final message is larger than the inline limit: the job-folder-relative file whose first `finalMessageBytes` bytes are the whole message (that turn's `finalTextFile`). */
@@ -98,6 +106,17 @@ export interface JobResult {
   changes?: { added: number; modified: number; deleted: number; truncated?: boolean };
   /** Absolute path of the job's workspace, when it was kept (`--keep-workspaces`). */
   workspace?: string;
+  /**
+   * A trigger case's job (CaseSpec.shouldTrigger): the skill under test, the expectation, the
+   * query and whether the skill was activated (src/judge/trigger.ts); also on an `error` job,
+   * whose activation is then not a verdict (the stats stage leaves errors out).
+   */
+  trigger?: TriggerVerdict;
+  /**
+   * The behaviour checks (src/judge/behaviour): claims verified, the longest tool loop, silent
+   * failures, the skill context cost; absent when the agent never ran.
+   */
+  behaviour?: JobBehaviour;
   /**
    * What skill-up did about the job that is not a verdict (links planted in the job folder
    * removed, artifacts skipped, tool calls dropped); also appended to `reason`.

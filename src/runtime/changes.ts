@@ -48,11 +48,6 @@ export interface WorkspaceChanges {
   truncated: boolean;
 }
 
-/** The empty change set (nothing changed, nothing known to be missing). */
-export function noChanges(): WorkspaceChanges {
-  return { added: [], modified: [], deleted: [], truncated: false };
-}
-
 /**
  * Records every regular file and symbolic link under `dir` (links not followed; `.git/`
  * folders at any depth skipped, since a commit is not a change the judges look at). A

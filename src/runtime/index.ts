@@ -8,11 +8,6 @@ export { collectArtifacts } from './artifacts.js';
 export {
   snapshotWorkspace,
   diffSnapshots,
-  noChanges,
   saveChanges,
-  readSavedChanges,
-  restoreChanges,
   type WorkspaceChanges,
-  type WorkspaceSnapshot,
-  type SavedChanges,
 } from './changes.js';

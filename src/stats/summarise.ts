@@ -41,6 +41,29 @@ export interface TrialResult {
   tokens: number;
   /** USD, when the engine reported it. */
   costUsd?: number;
+  /**
+   * Set for a trial of a trigger case (CaseSpec.shouldTrigger): such trials are left out of
+   * every figure here (pass rates, uplift, verdict) and summarised by src/stats/trigger.ts.
+   */
+  trigger?: TriggerObservation;
+  /** The trial's behaviour checks (src/judge/behaviour), for the behaviour gates (src/gate/behaviour.ts); not used here. */
+  behaviour?: TrialBehaviour;
+}
+
+/** What the behaviour gates read of a trial: whether a tool loop or a silent failure was detected, and its claims. */
+export interface TrialBehaviour {
+  toolLoop: boolean;
+  silentFailure: boolean;
+  /** Claims found and claims verified. */
+  claims: number;
+  claimsVerified: number;
+}
+
+/** What a trigger trial observed: the query sent, what was expected, and whether the skill under test was activated. */
+export interface TriggerObservation {
+  query: string;
+  shouldTrigger: boolean;
+  activated: boolean;
 }
 
 /** A two-sided confidence interval for a proportion, both ends in [0, 1]. */
@@ -395,7 +418,8 @@ export function formatP(p: number): string {
 
 /**
  * Summarises a run's trials. Every entry of `results` counts (the caller de-duplicates
- * retried trials). Pure; does not mutate its input.
+ * retried trials), except trigger trials (`trigger` set), which are left out (src/stats/trigger.ts
+ * summarises them). Pure; does not mutate its input.
  *
  * @throws RangeError for an unknown variant or status, or a negative or non-finite
  *   duration, token count or cost.
@@ -409,6 +433,8 @@ export function summarise(results: TrialResult[], options: SummariseOptions = {}
   if (!(opts.alpha > 0 && opts.alpha < 1)) throw new RangeError(`summarise: alpha must be in (0, 1), got ${opts.alpha}`);
   if (!(opts.maxErrorRate >= 0 && opts.maxErrorRate <= 1)) throw new RangeError(`summarise: maxErrorRate must be in [0, 1], got ${opts.maxErrorRate}`);
   results.forEach(validate);
+  // Trigger trials judge activation, not the task: they would pollute the with_skill arm (src/stats/trigger.ts has them).
+  results = results.filter((r) => !r.trigger);
 
   const engines: string[] = [];
   const caseOrder = new Map<string, string[]>(); // engine → case ids in first-appearance order

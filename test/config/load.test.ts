@@ -89,7 +89,7 @@ describe('the valid fixture suite', () => {
         failure: [{ outputContains: { any: ['Traceback'] } }],
       },
       { id: 'check', type: 'script', scriptPath: path.join(validDir, 'evals/fixtures/scripts/check.sh'), timeoutSeconds: 30 },
-      { id: 'grader', type: 'agent_judge', criteria: ['The program prints Hello World'], passThreshold: 0.7, timeoutSeconds: 0 },
+      { id: 'grader', type: 'agent_judge', criteria: [{ id: 'c1', text: 'The program prints Hello World' }], passThreshold: 0.7, timeoutSeconds: 0, repeats: 1, skills: [], context: expect.objectContaining({ profile: 'standard' }) },
     ]);
   });
 
@@ -350,8 +350,8 @@ judge: {type: rule_based}
     });
     const { suite } = await loadOk(dir);
     expect(suite.cases.map((c) => c.judges[0])).toEqual([
-      { type: 'agent_judge', model: 'anthropic/claude-sonnet-4-6', criteria: ['greets the user'], passThreshold: 0.5, timeoutSeconds: 0 },
-      { type: 'agent_judge', model: 'openai/gpt-5', criteria: ['x'], passThreshold: 1, timeoutSeconds: 0 },
+      { type: 'agent_judge', model: 'anthropic/claude-sonnet-4-6', criteria: [{ id: 'c1', text: 'greets the user' }], passThreshold: 0.5, timeoutSeconds: 0, repeats: 1, skills: [], context: expect.objectContaining({ profile: 'standard' }) },
+      { type: 'agent_judge', model: 'openai/gpt-5', criteria: [{ id: 'c1', text: 'x' }], passThreshold: 1, timeoutSeconds: 0, repeats: 1, skills: [], context: expect.objectContaining({ profile: 'standard' }) },
       { type: 'script', scriptPath: path.join(dir, 'evals/check.sh'), timeoutSeconds: 30 },
     ]);
   });

@@ -53,7 +53,7 @@ describe('skill-up run --auto', () => {
   it('plans the converted evals.json (dry run) and says what it runs', async () => {
     const dir = writeSkillWithEvals();
     const r = await runCli(['run', '--auto', dir, '--dry-run']);
-    expect(r.stderr).toContain(`--auto: no eval.yaml; running ${join(dir, 'evals/evals.json')} (Anthropic evals.json, converted in memory: 3 case(s), 2 with agent_judge criteria, graded \`error\` by this version`);
+    expect(r.stderr).toContain(`--auto: no eval.yaml; running ${join(dir, 'evals/evals.json')} (Anthropic evals.json, converted in memory: 3 case(s), 2 with agent_judge criteria, graded by a grader agent on each job's engine and model`);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Would run 18 job(s)');
     expect(r.stdout).toMatch(/eval-1\s+with_skill \+ without_skill × 3 trial\(s\) on claude_code/);

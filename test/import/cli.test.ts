@@ -13,7 +13,7 @@ describe('skill-up import', () => {
     expect(r.stdout).toContain(`wrote ${join(dir, 'evals/eval.yaml')}\n`);
     expect(r.stdout).toContain(`wrote ${join(dir, 'evals/cases/eval-3.yaml')}\n`);
     expect(r.stdout).toContain('note: eval-3: no expectations in evals.json; only the exit code is checked');
-    expect(r.stdout).toContain('✓ 3 case(s) converted and valid; 2 use an agent_judge, graded `error` by this version until a model-backed judge is available');
+    expect(r.stdout).toContain("✓ 3 case(s) converted and valid; 2 use an agent_judge, graded by a grader agent on claude_code with its default model (the job's own engine and model; `skill-up run --model` / `--model-script` change both)");
     const v = await runCli(['validate', dir]);
     expect(v.code).toBe(0);
   });

@@ -29,23 +29,23 @@ describe('convertEvals + writeImported', () => {
       description: 'A report.md with the column totals',
       turns: [{ content: EVALS.evals[0]!.prompt }],
       context: { files: { 'evals/files/data.csv': 'a,b\n1,2\n' } },
-      judges: [{ type: 'agent_judge', criteria: ['report.md exists', 'The totals are correct'] }],
+      judges: [{ type: 'agent_judge', criteria: [{ id: 'c1', text: 'report.md exists' }, { id: 'c2', text: 'The totals are correct' }] }],
       expect: { exitCode: 0 },
     });
-    expect(two!.judges).toMatchObject([{ type: 'agent_judge', criteria: ['The answer greets the user'] }]);
+    expect(two!.judges).toMatchObject([{ type: 'agent_judge', criteria: [{ id: 'c1', text: 'The answer greets the user' }] }]);
     expect(three!.judges).toEqual([]);
     expect(c.notes).toEqual(['eval-3: no expectations in evals.json; only the exit code is checked']);
   });
 
-  it('says in eval.yaml and in each case that agent_judge criteria are graded `error` by this version', async () => {
+  it('says in eval.yaml and in each case that a grader agent on the job\'s engine and model grades the criteria', async () => {
     const dir = writeSkillWithEvals();
     await writeImported(convertEvals(readEvalsJson(join(dir, 'evals/evals.json')), { mode: 'files' }));
     const evalYaml = readFileSync(join(dir, 'evals/eval.yaml'), 'utf8');
     expect(evalYaml).toMatch(/^# Converted from evals\/evals\.json \(Anthropic skill-creator format\) by `skill-up import`\./);
-    expect(evalYaml).toContain('# skill-up has no model-backed judge, so every case with criteria is graded `error` at run');
+    expect(evalYaml).toContain("# turns, a grader agent checks them on a copy of the finished workspace, on the same engine\n# and model as the job (Claude Code here;");
     expect(evalYaml).toContain('name: claude_code # skill-creator runs its evals in Claude Code');
     const case1 = readFileSync(join(dir, 'evals/cases/eval-1.yaml'), 'utf8');
-    expect(case1).toMatch(/^# eval 1 of evals\.json \(skill csv-summary\)\n# input files are placed in the workspace at the paths evals\.json gives: evals\/files\/data\.csv\n# the criteria below need a model-backed agent_judge/);
+    expect(case1).toMatch(/^# eval 1 of evals\.json \(skill csv-summary\)\n# input files are placed in the workspace at the paths evals\.json gives: evals\/files\/data\.csv\n# the criteria below are graded by an agent_judge: a grader agent on the job's engine and model/);
     expect(parse(case1)).toEqual({
       title: 'Summarise evals/files/data.csv into report.md.',
       description: 'A report.md with the column totals',

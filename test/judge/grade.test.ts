@@ -21,6 +21,20 @@ const ruleJudge = (): JudgeSpec => ({
   failure: [],
 });
 
+
+/** An agent_judge spec with the defaults config gives (src/config/judges.ts). */
+function agentJudge(texts: string[]): JudgeSpec {
+  return {
+    type: 'agent_judge',
+    criteria: texts.map((text, i) => ({ id: `c${i + 1}`, text })),
+    passThreshold: 0.7,
+    timeoutSeconds: 0,
+    repeats: 1,
+    skills: [],
+    context: { profile: 'standard', finalMessage: true, transcript: true, workspaceDiff: true, generatedFiles: true, skillSource: true, limits: { maxBytes: 65536 }, attachments: [] },
+  };
+}
+
 describe('gradeJob', () => {
   it('passes when the expect gate and every judge pass, expect assertions first', async () => {
     const workspace = ws({ 'hello.py': 'print(1)\n' });
@@ -37,7 +51,7 @@ describe('gradeJob', () => {
     const workspace = ws();
     let called = false;
     const g = await gradeJob(
-      makeInput({ workspace, finalMessage: msg, turns, expect: { mustContain: ['nope'] }, judges: [{ type: 'agent_judge', criteria: ['x'], passThreshold: 0.7, timeoutSeconds: 0 }] }),
+      makeInput({ workspace, finalMessage: msg, turns, expect: { mustContain: ['nope'] }, judges: [agentJudge(['x'])] }),
       { agentJudge: async () => ((called = true), { status: 'pass', assertions: [] }) },
     );
     expect(g).toMatchObject({ status: 'fail', reason: 'expect gate failed' });
@@ -77,11 +91,11 @@ describe('gradeJob', () => {
     ]);
     expect(g.reason).toMatch(/^judge strict failed/);
   });
-  it('grades agent_judge as an honest error without a model-backed runner', async () => {
+  it('grades agent_judge as an honest error when no grader runner is given', async () => {
     const workspace = ws();
-    const g = await gradeJob(makeInput({ workspace, finalMessage: msg, turns, judges: [{ type: 'agent_judge', criteria: ['is good'], passThreshold: 0.7, timeoutSeconds: 0 }] }));
+    const g = await gradeJob(makeInput({ workspace, finalMessage: msg, turns, judges: [agentJudge(['is good'])] }));
     expect(g).toEqual({ status: 'error', assertions: [], reason: AGENT_JUDGE_UNAVAILABLE });
-    expect(AGENT_JUDGE_UNAVAILABLE).toBe('agent_judge needs a model-backed judge engine, which this version of skill-up does not provide');
+    expect(AGENT_JUDGE_UNAVAILABLE).toBe('agent_judge needs a grader runner (src/run/grader.ts), and none was given to this grading');
   });
   it('an error in one judge makes the grading an error even if another fails', async () => {
     const workspace = ws();
@@ -92,7 +106,7 @@ describe('gradeJob', () => {
         turns,
         judges: [
           { type: 'rule_based', success: [{ exitCode: 9 }], failure: [] },
-          { type: 'agent_judge', criteria: ['x'], passThreshold: 0.7, timeoutSeconds: 0 },
+          agentJudge(['x']),
         ],
       }),
     );
@@ -101,9 +115,9 @@ describe('gradeJob', () => {
   });
   it('uses an injected agent judge runner, and turns a crash into an error', async () => {
     const workspace = ws();
-    const judges: JudgeSpec[] = [{ type: 'agent_judge', criteria: ['x'], passThreshold: 0.7, timeoutSeconds: 0 }];
+    const judges: JudgeSpec[] = [agentJudge(['x'])];
     const ok = await gradeJob(makeInput({ workspace, finalMessage: msg, turns, judges }), {
-      agentJudge: async (spec) => ({ status: 'pass', assertions: [{ text: spec.criteria[0]!, passed: true, evidence: 'double' }] }),
+      agentJudge: async (spec) => ({ status: 'pass', assertions: [{ text: spec.criteria[0]!.text, passed: true, evidence: 'double' }] }),
     });
     expect(ok).toEqual({ status: 'pass', assertions: [{ text: 'x', passed: true, evidence: 'double' }] });
     const crash = await gradeJob(makeInput({ workspace, finalMessage: msg, turns, judges }), {

@@ -47,6 +47,9 @@ judge:
     - turn_response_not_contains: { turn: 2, not_contains: ["error"] }
     - tool_called_in_turn: { turn: 1, name: Write }
     - tool_not_called_in_turn: { turn: 2, name: Write }
+    - claims_verified: { kinds: [file_created] }
+    - no_tool_loop: { max_repeats: 3 }
+    - no_silent_failure: true
 `;
 
 describe('rule kinds end to end: YAML → config → judge, through the table', () => {
@@ -84,6 +87,9 @@ describe('rule kinds end to end: YAML → config → judge, through the table', 
         'tool_not_called: Bash',
         'skill_not_invoked: other-skill',
         'tool_not_called_in_turn {turn: 2, name: Write}',
+        'claims_verified {kinds: ["file_created"]}',
+        'no_tool_loop {max_repeats: 3}',
+        'no_silent_failure',
       ]);
       empty.cleanup();
     } finally {
@@ -138,6 +144,12 @@ describe('a rule that checks nothing is a config error (it would hold for every 
     ],
     tool_called_in_turn: [['{turn: 1, name: ""}', 'tool_called_in_turn.name', 'expected a non-empty string, got a string `""`']],
     tool_not_called_in_turn: [['{turn: 1, name: ""}', 'tool_not_called_in_turn.name', 'expected a non-empty string, got a string `""`']],
+    claims_verified: [
+      ['false', 'claims_verified', '`claims_verified: false` checks nothing: remove the rule, or write `claims_verified: true`'],
+      ['{kinds: []}', 'claims_verified.kinds', '`kinds` needs at least one claim kind (file_created, file_changed, file_deleted, tests_pass), or leave it out for all'],
+    ],
+    no_tool_loop: [['false', 'no_tool_loop', '`no_tool_loop: false` checks nothing: remove the rule, or write `no_tool_loop: true`']],
+    no_silent_failure: [['false', 'no_silent_failure', '`no_silent_failure: false` checks nothing: remove the rule, or write `no_silent_failure: true`']],
   };
 
   it('covers every kind of the table (a new kind must say what checking nothing means for it)', () => {

@@ -5,6 +5,7 @@
  * `jobs` by the decision stage with the settings recorded in `decision.config`.
  */
 import { decide, DEFAULT_DECISION, type DecisionConfig } from '../../gate/index.js';
+import { behaviourConfigOf } from '../../gate/behaviour.js';
 import type { UpliftJson, VariantJson } from '../decision-text.js';
 import { summaryProblem } from '../load.js';
 import { trialOfJob, type ResultDoc, type ResultGate } from '../result-json.js';
@@ -47,6 +48,7 @@ function configOf(doc: ResultDoc): DecisionConfig {
     maxErrorRate: num(c.max_error_rate) ?? DEFAULT_DECISION.maxErrorRate,
     ...(minPassRate !== undefined ? { minPassRate } : {}),
     ...(minUplift !== undefined ? { minUplift } : {}),
+    ...behaviourConfigOf(c),
   };
 }
 

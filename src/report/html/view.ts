@@ -6,12 +6,15 @@
  * (`../decision-text.ts`).
  */
 import { CLUSTERED_CI, gateCells, upliftText, type UpliftJson } from '../decision-text.js';
+import { triggersView, type TriggerView } from './triggers.js';
+import { behaviourView, type BehaviourView } from './behaviour.js';
 import { verdictOf } from '../markdown.js';
 import type { ResultDoc } from '../result-json.js';
 import { chart, round, type ChartView, type Row } from './chart.js';
 import { fmtDate, fmtInt, fmtMs, fmtP, fmtPct, fmtPts, fmtTokens, fmtUsd } from './format.js';
 import type { Stats } from './stats.js';
 import { armCost, costByArm, costTotal, formatCost } from '../../cost/totals.js';
+import { judgeCostText, judgeSpendLines } from '../judge-spend.js';
 import { armDifferences, type ArmDifference } from './arms.js';
 import type { Variant } from '../../engine/types.js';
 
@@ -114,7 +117,7 @@ export interface ReportView {
   /** What the exit code means, naming the gates that failed or could not decide. */
   outcome: { title: string; meaning: string };
   gates: GateRow[];
-  totals: { jobs: string; pass: number; fail: number; error: number; skipped: number; tokens: string; tokensTitle: string; cost: string };
+  totals: { jobs: string; pass: number; fail: number; error: number; skipped: number; tokens: string; tokensTitle: string; cost: string; judges: string | null; judgesTitle: string };
   engines: EngineSummary[];
   /** Distinct models of the engines (`name (provider)`). */
   models: string[];
@@ -124,6 +127,10 @@ export interface ReportView {
   statsSource: string;
   /** Cases whose two arms were offered different tools or permission modes (skill tools aside; ./arms.ts). */
   armDifferences: ArmDifference[];
+  /** The trigger evaluation panel, one row per engine; empty without trigger cases (./triggers.ts). */
+  triggers: TriggerView[];
+  /** The behaviour checks panel, per arm and per case × arm; empty without behaviour records (./behaviour.ts). */
+  behaviour: BehaviourView;
 }
 
 const VERDICT: Record<UpliftJson['verdict'], [string, string]> = {
@@ -238,6 +245,9 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
       tokens: fmtTokens(tk.total),
       tokensTitle: `input ${fmtInt(tk.input)} · output ${fmtInt(tk.output)} · cache read ${fmtInt(tk.cache_read)} · cache write ${fmtInt(tk.cache_write)}`,
       cost: costTotal(doc.jobs).usd !== null ? formatCost(costTotal(doc.jobs), { coverage: true }) : t.cost_usd === undefined ? '—' : fmtUsd(t.cost_usd),
+      // The agent_judge graders, apart from the agents' tokens and cost (src/report/judge-spend.ts).
+      judges: t.judge ? `${fmtTokens(t.judge.tokens.total)} tokens · ${fmtMs(t.judge.duration_ms)} · ${judgeCostText({ costUsd: t.judge.cost_usd, costEstimated: !!t.judge.cost_estimated })}` : null,
+      judgesTitle: t.judge ? `${t.judge.runs} grader run(s); ${judgeSpendLines(doc.jobs).join('\n')}` : '',
     },
     engines: engineSummaries,
     models: [...new Set(engineSummaries.map((e) => e.model).filter((m): m is string => !!m))],
@@ -251,5 +261,7 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
     table: { engines, baseline, colspan: 1 + engines.length * (baseline ? 3 : 1) + 2 },
     statsSource: stats.source === 'summary' ? 'from result.json summary' : 'computed from the jobs',
     armDifferences: armDifferences(doc),
+    triggers: triggersView(doc, (n) => engineSummaries.find((e) => e.name === n)?.displayName ?? n),
+    behaviour: behaviourView(doc, (n) => engineSummaries.find((e) => e.name === n)?.displayName ?? n),
   };
 }
