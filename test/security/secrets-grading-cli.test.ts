@@ -79,7 +79,9 @@ describe('redaction after grading (built CLI)', () => {
 
   it('the collected artifact is named with the secret redacted', () => {
     const files = filesUnder(join(out, 'iteration-1'));
-    expect(files.filter((f) => f.endsWith('name-[REDACTED].txt'))).toHaveLength(1);
+    // Once as the collected artifact; the copy kept for regrading (outputs/changes/) is named the same way.
+    expect(files.filter((f) => f.includes('/outputs/workspace/') && f.endsWith('name-[REDACTED].txt'))).toHaveLength(1);
+    expect(files.filter((f) => f.includes('/outputs/changes/files/') && f.endsWith('name-[REDACTED].txt')).length).toBeGreaterThan(0);
     const doc = JSON.parse(readFileSync(join(out, 'iteration-1', 'result.json'), 'utf8'));
     const small = (doc.jobs as { artifacts: string[]; id: string }[]).find((j) => j.id.startsWith('small'))!;
     expect(small.artifacts).toEqual(['name-[REDACTED].txt']);
