@@ -22,6 +22,7 @@ Commands:
   report <result.json>           regenerate reports (junit, markdown, benchmark, html) from a saved run
   compare <old> <new>            compare two runs case by case (or --engines a,b / --variants of one run); exit 1 on a proven regression
   merge <run folder>...          put the shards of \`run --shard i/n\` back together into one run (statistics over the union)
+  regrade <iteration folder>     grade a saved run again with the suite's current judges, without running the agents
   import <evals.json>            convert Anthropic skill-creator evals.json into eval.yaml + cases
   engines <list|install|check>   the agent CLIs skill-up can drive, and its engine cache
   model-server --script FILE     serve a scripted model (Anthropic API) for any engine
@@ -44,6 +45,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   report: async (argv) => (await import('./report.js')).reportCommand(argv),
   compare: async (argv) => (await import('./compare.js')).compareCommand(argv),
   merge: async (argv) => (await import('./merge.js')).mergeCommand(argv),
+  regrade: async (argv) => (await import('./regrade.js')).regradeCommand(argv),
   calibrate: async (argv) => (await import('./calibrate.js')).calibrateCommand(argv),
   import: async (argv) => (await import('./import.js')).importCommand(argv),
   engines: async (argv) => (await import('../engine/engines-command.js')).runEnginesCommand(argv),

@@ -68,7 +68,7 @@ export function decisionConfigOf(doc: ResultDoc, previous?: PreviousRun): Decisi
 }
 
 /** A result.json job back as the run record (the inverse of result-json.ts `jobJson`), for the totals. */
-function jobResultOf(j: JobJson): JobResult {
+export function jobResultOf(j: JobJson): JobResult {
   const usage = (t: JobJson['tokens']) => ({ input: t.input, output: t.output, cacheRead: t.cache_read, cacheWrite: t.cache_write });
   return {
     id: j.id,

@@ -32,6 +32,8 @@ export interface RunMeta {
   shard?: ShardRecord;
   /** A run assembled by `skill-up merge` from shards (merge/types.ts). */
   merge?: MergeRecord;
+  /** A saved run graded again by `skill-up regrade` (src/regrade/): its result.json, the jobs graded again, those kept as graded. */
+  regrade?: RegradeJson;
   iteration: number;
   startedAt: string;
   endedAt: string;
@@ -51,6 +53,13 @@ export interface RunMeta {
    * driver, merge, a journal rebuild): result.json records this decision and never recomputes it.
    */
   decision: Decision;
+}
+
+/** result.json `regrade`: the saved run's result.json, how many jobs were graded again, and those kept as graded with the reason. */
+export interface RegradeJson {
+  from: string;
+  regraded: number;
+  kept: { id: string; reason: string }[];
 }
 
 /** Token counts as result.json writes them; `total` is the sum of the other four. */
@@ -210,6 +219,7 @@ export interface ResultDoc {
   suite_hash?: string;
   shard?: ShardRecord;
   merge?: MergeRecord;
+  regrade?: RegradeJson;
   iteration: number;
   started_at: string;
   ended_at: string;
@@ -381,6 +391,7 @@ export function buildResultJson(meta: RunMeta, results: JobResult[]): ResultDoc 
     ...(meta.suiteHash ? { suite_hash: meta.suiteHash } : {}),
     ...(meta.shard ? { shard: meta.shard } : {}),
     ...(meta.merge ? { merge: meta.merge } : {}),
+    ...(meta.regrade ? { regrade: meta.regrade } : {}),
     iteration: meta.iteration,
     started_at: meta.startedAt,
     ended_at: meta.endedAt,

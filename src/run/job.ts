@@ -12,10 +12,9 @@ import { zeroUsage } from '../engine/types.js';
 import type { Job } from '../plan/plan.js';
 import { createWorkspace, collectArtifacts, diffSnapshots, saveChanges, snapshotWorkspace, type Workspace, type WorkspaceChanges } from '../runtime/index.js';
 import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
-import { gradeJob, evaluatePostConditionOn, captureDetail } from '../judge/index.js';
+import { evaluatePostConditionOn, captureDetail } from '../judge/index.js';
 import { commitBaseline } from '../runtime/baseline.js';
-import { agentJudgeRunner } from './grader.js';
-import { gradeTrigger } from '../judge/trigger.js';
+import { gradeFinished, wantsBaseline } from './grade.js';
 import { behaviourOfJob } from '../judge/behaviour/index.js';
 import { turnText, withFullText } from '../judge/text.js';
 import { boundTurnText } from '../engine/final-text.js';
@@ -171,7 +170,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     const before = await snapshotWorkspace(ws.dir);
     // An agent_judge's grader gets `git diff` against the workspace as it is now (src/runtime/baseline.ts);
     // committed only for such cases, in a private git folder, so other jobs stay cheap.
-    const baseline = c.judges.some((j) => j.type === 'agent_judge' && j.context.workspaceDiff)
+    const baseline = wantsBaseline(c.judges)
       ? await commitBaseline(ws, undefined, jobAbort.signal).then(
           (gitDir) => ({ gitDir, homeDir: ws!.homeDir }),
           (e: Error) => `the git baseline could not be committed before the agent ran: ${e.message}`,
@@ -208,46 +207,25 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     let grading: Grading;
     if (verdict) {
       grading = verdict;
-    } else if (result.trigger) {
-      // A trigger case: graded on the skill's activation alone (src/judge/trigger.ts).
-      ({ grading, trigger: result.trigger } = gradeTrigger(result.trigger, result.skillActivations, result.skillsOffered));
     } else {
       const ref = (j: JudgeSpec, i: number) => ({ id: j.id ?? j.type, type: j.type, index: i + 1 });
-      grading = await gradeJob(
+      const graded = await gradeFinished(
+        { job, result, transcript, engine: engineCfg, jobDir: outputDir, workspace: ws.dir, changes, ...(baseline ? { baseline } : {}) },
         {
-          case: c,
-          transcript,
-          finalMessage: result.finalMessage,
-          ...(result.finalMessageFile ? { finalMessageFile: { path: join(outputDir, result.finalMessageFile), bytes: result.finalMessageBytes ?? 0 } } : {}),
-          jobDir: outputDir,
-          exitCode: transcript.turns.at(-1)?.exitCode ?? 0,
-          workspace: ws.dir,
-          transcriptPath: join(outputDir, 'transcript.json'),
-          skillDir: env.suite.skillDir,
-          turnStatus: result.turns.map((t) => t.status),
-          changes,
-          signal: jobAbort.signal,
-        },
-        {
-          ...(events ? { observer: { started: (j, i) => events.judgeStarted(job, attempt, ref(j, i)), finished: (j, i, o, ms) => events.judgeFinished(job, attempt, ref(j, i), o, ms) } } : {}),
-          // A grader agent through the engine layer (src/run/grader.ts); stopped by Ctrl-C, never by the case deadline.
-          agentJudge: agentJudgeRunner({
-            suite: env.suite,
-            adapters: env.adapters,
-            job,
-            engine: engineCfg,
-            jobDir: outputDir,
-            skills: env.skills,
-            installedSkills: result.skillsInstalled,
-            baseEnv: env.baseEnv,
-            ...(env.modelBaseUrl ? { modelBaseUrl: env.modelBaseUrl } : {}),
-            ...(env.workspaceRoot ? { workspaceRoot: env.workspaceRoot } : {}),
-            signal: env.signal,
-            ...(typeof baseline === 'object' ? { baseline } : typeof baseline === 'string' ? { baselineProblem: baseline } : {}),
-            keepWorkspaces: env.keepWorkspaces,
-          }),
+          suite: env.suite,
+          adapters: env.adapters,
+          skills: env.skills,
+          baseEnv: env.baseEnv,
+          ...(env.modelBaseUrl ? { modelBaseUrl: env.modelBaseUrl } : {}),
+          ...(env.workspaceRoot ? { workspaceRoot: env.workspaceRoot } : {}),
+          keepWorkspaces: env.keepWorkspaces,
+          runSignal: env.signal,
+          jobSignal: jobAbort.signal,
+          ...(events ? { observer: { started: (j: JudgeSpec, i: number) => events.judgeStarted(job, attempt, ref(j, i)), finished: (j: JudgeSpec, i: number, o: Parameters<JobEvents['judgeFinished']>[3], ms: number) => events.judgeFinished(job, attempt, ref(j, i), o, ms) } } : {}),
         },
       );
+      grading = graded.grading;
+      if (graded.trigger) result.trigger = graded.trigger;
       // The graders' tokens, time and cost: reported apart, never added into the agent's.
       if (grading.judge) result.judge = grading.judge;
     }

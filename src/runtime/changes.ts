@@ -50,14 +50,16 @@ export interface WorkspaceChanges {
 
 /**
  * Records every regular file and symbolic link under `dir` (links not followed; `.git/`
- * folders at any depth skipped, since a commit is not a change the judges look at). A
+ * folders at any depth skipped, since a commit is not a change the judges look at, and the
+ * top-level `.skill-up/`, which holds skill-up's own files). A
  * missing folder is an empty snapshot. Never throws: an entry that vanishes is left out.
  */
 export async function snapshotWorkspace(dir: string, maxFiles = MAX_SNAPSHOT_FILES): Promise<WorkspaceSnapshot> {
   const files = new Map<string, EntryState>();
   let entries;
   try {
-    entries = await walkTree(dir, (rel) => rel === '.git' || rel.endsWith('/.git'));
+    // `.skill-up/` at the top is skill-up's own (a custom engine's session input, a grader's context).
+    entries = await walkTree(dir, (rel) => rel === '.git' || rel.endsWith('/.git') || rel === '.skill-up');
   } catch {
     return { files, truncated: false };
   }

@@ -124,6 +124,7 @@ function fullMeta(results: JobResult[]): RunMeta {
     suiteHash: `sha256:${'a'.repeat(64)}`,
     shard: { index: 1, count: 2, cases: ['c'], plan_cases: ['c', 'd'] },
     merge: { count: 2, shards: [], partial: true, missing_shards: [2], missing_cases: ['d'] },
+    regrade: { from: '/runs/iteration-1/result.json', regraded: 3, kept: [{ id: 'x/with_skill/run-1', reason: 'the job was skipped' }] },
     iteration: 1,
     startedAt: '2026-01-01T00:00:00.000Z',
     endedAt: '2026-01-01T00:01:00.000Z',
@@ -163,7 +164,7 @@ describe('result.json and its schema', () => {
 
   it('requires nothing the builder leaves out of a minimal job and run', () => {
     const results = [makeResult()];
-    const doc = buildResultJson({ ...fullMeta(results), suiteHash: undefined, shard: undefined, merge: undefined, notRun: 0, notRunReason: undefined, cost: undefined }, results);
+    const doc = buildResultJson({ ...fullMeta(results), suiteHash: undefined, shard: undefined, merge: undefined, regrade: undefined, notRun: 0, notRunReason: undefined, cost: undefined }, results);
     expectValid(JSON.parse(JSON.stringify(doc)));
   });
 

@@ -15,7 +15,7 @@ afterEach(async () => {
 });
 
 describe('workspace changes', () => {
-  it('finds added, modified and deleted files, ignoring .git', async () => {
+  it('finds added, modified and deleted files, ignoring .git and skill-up\'s own .skill-up/', async () => {
     const ws = await tmp();
     await writeFile(path.join(ws, 'keep.txt'), 'same');
     await writeFile(path.join(ws, 'edit.txt'), 'old');
@@ -29,6 +29,8 @@ describe('workspace changes', () => {
     await mkdir(path.join(ws, 'src'));
     await writeFile(path.join(ws, 'src', 'new.py'), 'print(1)\n');
     await writeFile(path.join(ws, '.git', 'HEAD'), 'other ref');
+    await mkdir(path.join(ws, '.skill-up'));
+    await writeFile(path.join(ws, '.skill-up', 'session-input.json'), '{}');
     const changes = diffSnapshots(before, await snapshotWorkspace(ws));
     expect(changes).toEqual({ added: ['src/new.py'], modified: ['edit.txt'], deleted: ['gone.txt'], truncated: false });
   });
