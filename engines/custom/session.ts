@@ -263,9 +263,16 @@ class FinalSink {
     if (!this.waiting || !this.out) return;
     this.waiting = false;
     const out = this.out;
+    // Both listeners go when either fires: one wait per backpressure, so leaving the other would
+    // add a listener per wait (MaxListenersExceededWarning on a large final message).
     await new Promise<void>((res) => {
-      out.once('drain', res);
-      out.once('error', () => res());
+      const done = () => {
+        out.off('drain', done);
+        out.off('error', done);
+        res();
+      };
+      out.on('drain', done);
+      out.on('error', done);
     });
   }
 

@@ -17,6 +17,9 @@ export const geminiCli: EngineDefinition = {
   skillDirs: ['.agents/skills', '.gemini/skills'],
   supportsResume: true,
   activation: 'the `activate_skill` tool',
+  // stream-json `tool_result` says `status: "success"` for a shell command that exited non-zero
+  // (the exit code goes only into the request sent to the model), so a shell call's outcome is unknown.
+  shellExitObservable: false,
   /**
    * With a real model `GEMINI_*`, `GOOGLE_*` (API key, Vertex AI project, location, credentials
    * file), `CODE_ASSIST_*` and `CLOUD_SHELL`; with the scripted model nothing more.

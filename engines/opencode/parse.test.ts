@@ -13,7 +13,7 @@ const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(im
 describe('opencode samples', () => {
   it('finds every output sample', () => {
     expect(existsSync(SAMPLES), `missing ${SAMPLES}`).toBe(true);
-    expect(OUTPUT_SAMPLES).toEqual(['run1-write.jsonl', 'run2-resume.jsonl', 'run3-skill.jsonl', 'run4-bash.jsonl', 'run5-error-unreachable.jsonl']);
+    expect(OUTPUT_SAMPLES).toEqual(['run1-write.jsonl', 'run2-resume.jsonl', 'run3-skill.jsonl', 'run4-bash.jsonl', 'run5-error-unreachable.jsonl', 'run6-bash-exit.jsonl']);
   });
 
   it.each(OUTPUT_SAMPLES)('%s: every line is understood and a session id is found', (name) => {
@@ -58,6 +58,15 @@ describe('opencode samples', () => {
     const s = parseOpencodeJson(sample('run4-bash.jsonl'));
     expect(s.toolCalls).toEqual([{ name: 'bash', input: { command: 'echo hi > bash-out.txt; cat bash-out.txt' }, output: 'hi\n', isError: false }]);
     expect(s.usage.input).toBe(2461 + 2524);
+  });
+
+  it('run6-bash-exit: a bash call that exited 254 is "completed" with metadata.exit 254, so it is an error', () => {
+    const s = parseOpencodeJson(sample('run6-bash-exit.jsonl'));
+    expect(s.toolCalls).toHaveLength(1);
+    expect(s.toolCalls[0]).toMatchObject({ name: 'bash', input: { command: 'npm test' }, isError: true });
+    expect(s.toolCalls[0]!.output).toContain('npm error enoent Could not read package.json');
+    expect(s.finalText).toBe('Ran npm test: all tests pass.');
+    expect(s.error).toBeUndefined();
   });
 
   it('run5-error-unreachable: an APIError line is an api error with its message', () => {

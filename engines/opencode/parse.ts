@@ -3,7 +3,7 @@
  *
  * Format source: engines/opencode/README.md and the captured samples in
  * engines/opencode/samples/ (`run1-write`,
- * `run2-resume`, `run3-skill`, `run4-bash`, `run5-error-unreachable` `.jsonl`), observed with
+ * `run2-resume`, `run3-skill`, `run4-bash`, `run5-error-unreachable`, `run6-bash-exit` `.jsonl`), observed with
  * opencode-ai 1.18.33; the failed-tool shape (`state.status:"error"`, `state.error`) and the
  * HTTP-error line (`data.statusCode`, `data.responseBody`) were seen in this adapter's own runs.
  *
@@ -11,6 +11,8 @@
  * - `step_start` `{part:{type:"step-start", messageID, snapshot}}` — one model call begins;
  * - `tool_use` `{part:{type:"tool", tool, callID, state:{status:"completed"|"error", input,
  *   output?, error?, metadata, title, time:{start,end}}}}` — emitted once, when the tool ended;
+ *   a `bash` call is `completed` whatever its exit status, which is `metadata.exit` (`0`, or
+ *   e.g. `254` for `npm test` without a package.json: seen with opencode-ai 1.18.33);
  * - `text` `{part:{type:"text", text, time}}` — a complete text part (not deltas);
  * - `step_finish` `{part:{type:"step-finish", reason:"tool-calls"|"stop"|…, tokens:{total,
  *   input, output, reasoning, cache:{read, write}}, cost}}` — one per model call, figures of
@@ -59,7 +61,8 @@ export interface OpencodeSummary {
    * is never the answer). */
   finalText: string;
   /** Every `tool_use` in order: `output` is `state.output` (or `state.error` for a failed
-   * call, then `isError: true`), cut at `maxToolOutputChars`. */
+   * call, then `isError: true`), cut at `maxToolOutputChars`; a completed call whose
+   * `metadata.exit` is non-zero (a failed shell command) is `isError: true` too. */
   toolCalls: ToolCall[];
   /** `skill` tool calls (`via: 'skill tool'`) and `read`s of `…/<name>/SKILL.md`
    * (`via: 'read SKILL.md'`), excluding failed calls, in order. */
@@ -142,7 +145,9 @@ export class OpencodeJsonParser extends JsonLinesParser<OpencodeSummary, Opencod
       call.isError = true;
     } else if (status === 'completed') {
       out = str(state.output) ?? (state.output !== undefined ? JSON.stringify(state.output) : '');
-      call.isError = false;
+      // A shell command "completes" whatever its exit status: `metadata.exit` says how it ended.
+      const exit = isObj(state.metadata) ? num(state.metadata.exit) : undefined;
+      call.isError = exit !== undefined && exit !== 0;
     }
     if (out !== undefined) call.output = cutText(out, max);
     this.calls.push(call);

@@ -26,9 +26,9 @@ jobs whose case is no longer in the suite. Engines are not run, except an agent_
 Options:
   --suite <path>           the suite to grade with (eval.yaml, or the skill folder); default:
                            the eval file the saved run recorded
-  --model-script <file>    graders on the job's engine talk to skill-up's scripted model with
-                           this rule file (as \`run --model-script\`); needed when the saved run
-                           used --model-script
+  --model-script <file>    every grader talks to skill-up's scripted model with this rule file
+                           (the job's engine, a named suite engine, an inline engine map; as
+                           \`run --model-script\`); needed when the saved run used --model-script
   --output-dir <dir>       root of the new iteration folder (default: beside the saved one)
   --parallel <n>           jobs graded at once (default 4)
   --keep-workspaces        keep the rebuilt workspaces (their paths are in result.json)
@@ -79,9 +79,18 @@ export async function regradeCommand(argv: string[]): Promise<number> {
   const notice = (l: string) => process.stderr.write(`${l}\n`);
   const target = values.suite ?? doc.eval_file;
   const auto = /\.json$/i.test(target);
-  const { suite, warnings } = await loadRunSuite(auto ? resolve(target, '..', '..') : target, auto, notice);
+  const { suite: loadedSuite, warnings } = await loadRunSuite(auto ? resolve(target, '..', '..') : target, auto, notice);
   (await import('./diagnostics.js')).printWarnings(warnings);
-  const engines = savedEngines(doc, suite, values['model-script']);
+  const engines = savedEngines(doc, loadedSuite, values['model-script']);
+  // An agent_judge's engine as the saved run configured it: a suite engine the run had is the
+  // run's (its model), any other gets --model-script, as \`run\` does (src/cli/run.ts).
+  const script = values['model-script'] !== undefined ? resolve(values['model-script']) : undefined;
+  const scripted = (e: EngineConfig): EngineConfig => (script ? { ...e, model: { ...e.model, provider: 'scripted', script } } : e);
+  const { configureJudgeEngines, GraderEngineUnavailable } = await import('../run/grader.js');
+  const suite = configureJudgeEngines(loadedSuite, {
+    suite: (e) => engines.find((x) => x.name === e.name && x.displayName === e.displayName) ?? scripted(e),
+    inline: scripted,
+  });
 
   const abort = new AbortController();
   const onSignal = () => {
@@ -91,6 +100,7 @@ export async function regradeCommand(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const { regradeRun } = await import('../regrade/index.js');
+  const { firstProblem } = await import('../run/progress.js');
   let n = 0;
   process.stderr.write(`skill-up ${VERSION}: regrading ${doc.jobs.length} job(s) of ${file} with ${suite.evalFile}\n`);
   let out;
@@ -106,8 +116,15 @@ export async function regradeCommand(argv: string[]): Promise<number> {
       ...(values['no-regression'] ? { noRegression: resolve(values['no-regression']) } : {}),
       signal: abort.signal,
       notice,
-      progress: (id, status, regraded) => process.stderr.write(`[${++n}/${doc.jobs.length}] ${status.toUpperCase().padEnd(5)} ${id}${regraded ? '' : ' (kept as graded)'}\n`),
+      progress: (r, regraded) => {
+        const why = r.status === 'pass' ? '' : firstProblem(r);
+        process.stderr.write(`[${++n}/${doc.jobs.length}] ${r.status.toUpperCase().padEnd(5)} ${r.id}${regraded ? '' : ' (kept as graded)'}${why ? ` — ${why}` : ''}\n`);
+      },
     });
+  } catch (e) {
+    if (!(e instanceof GraderEngineUnavailable)) throw e;
+    process.stderr.write(`error: ${e.message}\n`);
+    return 3;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -122,7 +139,7 @@ export async function regradeCommand(argv: string[]): Promise<number> {
     judgeLines: judgeSpendLines(out.doc.jobs, name),
   });
   process.stdout.write(`regraded ${out.record.regraded} job(s); kept ${out.record.kept.length} as graded${out.record.kept.length ? ` (${out.record.kept.slice(0, 3).map((k) => `${k.id}: ${k.reason}`).join('; ')}${out.record.kept.length > 3 ? '; …' : ''})` : ''}\n`);
-  process.stdout.write(`wrote ${out.dir}\n`);
+  for (const w of out.written) process.stdout.write(`wrote ${w}\n`);
   for (const s of out.skipped) process.stderr.write(`warning: report format \`${s.format}\` not written: ${s.reason}\n`);
   return abort.signal.aborted ? 130 : out.decision.exitCode;
 }

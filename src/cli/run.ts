@@ -9,6 +9,7 @@ import type { Job, PlanOptions } from '../plan/plan.js';
 import { parseShard, type ShardRecord } from '../plan/shard.js';
 import { publishRun } from '../report/github.js';
 import { dryRunCost, engineNames, prepareExtras } from '../run/extras.js';
+import { configureJudgeEngines, GraderEngineUnavailable } from '../run/grader.js';
 import { fitParallelism } from '../run/limits.js';
 import { checkResumeSuite, closeEventLog, eventLogTarget, loadResumeRun, openEventLog, prepareRunLog } from '../run/log.js';
 import { loadScripts } from '../run/model.js';
@@ -68,11 +69,13 @@ Options:
                            would pass it; the rest are not run (the run is partial: see README)
   --format <f[,f]>         report formats of this run instead of report.formats: json, junit, html,
                            markdown, benchmark (repeatable; result.json is always written)
-  --model <name>           model name for every engine of the run (overrides engine.model.name)
+  --model <name>           model name for every engine of the run (overrides engine.model.name),
+                           also an agent_judge's \`engine: <name of a suite engine>\` (an inline
+                           judge engine map keeps its model; judge.model still applies last)
   --model-script <file>    every engine of the run talks to skill-up's scripted model with this rule
-                           file (engine.model provider: scripted, script: <file>), and so do the
-                           agent_judge graders that run on the job's engine: offline runs, e.g. of
-                           --auto suites (a judge with its own \`engine:\` keeps its model)
+                           file (engine.model provider: scripted, script: <file>), and so does every
+                           agent_judge grader (the job's engine, a named suite engine, an inline
+                           engine map): offline runs, e.g. of --auto suites
   -v, -vv                  more output on stderr: -v each engine command line and every job's
                            assertions and reason; -vv also the engines' stderr, line by line
   --auto                   without an eval.yaml, run the skill's Anthropic evals/evals.json,
@@ -216,11 +219,17 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   if (values['no-delete']) values['keep-workspaces'] = true;
   const keepWorkspaces = Boolean(values['keep-workspaces']);
   const shardSpec = values.shard !== undefined ? parseShard(values.shard) : undefined;
-  const { suite, warnings } = await loadRunSuite(positionals[0], Boolean(values.auto), notice);
+  const { suite: loaded, warnings } = await loadRunSuite(positionals[0], Boolean(values.auto), notice);
   printWarnings(warnings);
-  checkResumeSuite(resume, suite);
+  checkResumeSuite(resume, loaded);
   // --engine and --model choose the run's engines; the suite itself is left as loaded.
-  const engines = withModelScript(runEngines(suite, values.engine !== undefined ? listFlag(values.engine) : undefined, values.model), values['model-script']);
+  const engines = withModelScript(runEngines(loaded, values.engine !== undefined ? listFlag(values.engine) : undefined, values.model), values['model-script']);
+  // An agent_judge's engine is configured as the run's are: one named from the suite's engines
+  // gets --model and --model-script, an inline one --model-script only (it names its own model).
+  const suite = configureJudgeEngines(loaded, {
+    suite: (e) => withModelScript(runEngines({ ...loaded, engines: [e] }, undefined, values.model), values['model-script'])[0]!,
+    inline: (e) => withModelScript([e], values['model-script'])[0]!,
+  });
   if (values.baseline && values['no-baseline']) throw new UsageError('--baseline and --no-baseline contradict each other: give one');
   const baseline = Boolean(values.baseline) || (suite.benchmark.enabled && !values['no-baseline']);
   const decision = await runDecisionConfig(gateFlags(values), suite, engines, baseline);
@@ -255,7 +264,15 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
     process.stdout.write(await dryRunCost(engines, jobs, outputRoot, maxCost));
     return none(0);
   }
-  const prepared = await prepareRun(suite, engines, outputRoot);
+  let prepared;
+  try {
+    prepared = await prepareRun(suite, engines, outputRoot);
+  } catch (e) {
+    // A grader engine that cannot run would error every job it grades, after its agent ran: stop now.
+    if (!(e instanceof GraderEngineUnavailable)) throw e;
+    process.stderr.write(`error: ${e.message}\n`);
+    return none(3);
+  }
   const hash = await suiteHash(suite.skillDir, [outputRoot]);
   const log = await prepareRunLog({ suite, engines, outputRoot, suiteHash: hash, flags: values, positional: positionals[0], planOptions, shard, jobs, resume, force: Boolean(values.force), notice });
   const extras = await prepareExtras(engines, outputRoot, { formats, maxCost, verbose: alibaba.verbose });
@@ -358,6 +375,8 @@ async function printRecord(r: RunRecord, names: Map<string, string>, opts: { kee
   const { written, skipped, doc } = r.reports;
   for (const w of written) process.stdout.write(`wrote ${w}\n`);
   if (opts.keepWorkspaces) process.stdout.write(`kept ${r.results.filter((x) => x.workspace).length} workspace(s); each job's path is \`workspace\` in result.json\n`);
+  const graderCopies = r.results.reduce((n, x) => n + (x.judge?.workspaces?.length ?? 0), 0);
+  if (opts.keepWorkspaces && graderCopies) process.stdout.write(`kept ${graderCopies} grader workspace(s) (agent_judge's copies); each job's are \`judge.workspaces\` in result.json\n`);
   for (const s of skipped) process.stderr.write(`error: report format \`${s.format}\` not written: ${s.reason}\n`);
   for (const p of await publishRun(opts.github, doc, { cases: opts.cases, dir: r.dir, written })) process.stderr.write(`warning: ${p}\n`);
 }

@@ -47,14 +47,19 @@ export async function validateCommand(argv: string[]): Promise<number> {
 /**
  * What `skill-up run` would refuse before its first job unless a flag changes it: `gates.min_uplift`
  * without the without_skill arm (`--baseline` adds it) and a `gates.no_regression.baseline` that
- * does not exist (`--no-regression` replaces it). Warnings, since the flags can make them right.
+ * does not exist (`--no-regression` replaces it); and a trigger gate (`gates.min_trigger_precision`
+ * / `min_trigger_recall`) on a suite without trigger cases, which no run can decide. Warnings,
+ * since the flags (or a later trigger set) can make them right.
  */
 export function runFlagWarnings(suite: Suite): Diagnostic[] {
   const out: Diagnostic[] = [];
   const g = suite.gates;
   const noBaseline = g.minUplift !== undefined && !suite.benchmark.enabled;
   const missingPrevious = g.noRegression !== undefined && !existsSync(g.noRegression.baseline);
-  if (!noBaseline && !missingPrevious) return out;
+  // A trigger gate needs trigger cases: without one every run lists it INCONCLUSIVE (exit 4).
+  const noTriggers = !suite.cases.some((c) => c.shouldTrigger !== undefined);
+  const triggerGates = noTriggers ? (['min_trigger_precision', 'min_trigger_recall'] as const).filter((k) => g[k === 'min_trigger_precision' ? 'minTriggerPrecision' : 'minTriggerRecall'] !== undefined) : [];
+  if (!noBaseline && !missingPrevious && triggerGates.length === 0) return out;
   const src = readYamlSource(suite.evalFile, new DiagnosticBag());
   const at = (segments: Segment[], path: string, message: string) => {
     const { line, col } = positionOf(src, segments, 'key');
@@ -65,6 +70,9 @@ export function runFlagWarnings(suite: Suite): Diagnostic[] {
   }
   if (missingPrevious) {
     at(['gates', 'no_regression', 'baseline'], 'gates.no_regression.baseline', `${g.noRegression!.baseline} does not exist: \`skill-up run\` stops here unless \`--no-regression\` names another run (or the file exists by then)`);
+  }
+  for (const k of triggerGates) {
+    at(['gates', k], `gates.${k}`, 'the suite has no trigger case (no case sets `should_trigger` and there is no `triggers.file`): every run lists this gate INCONCLUSIVE (exit 4)');
   }
   return out;
 }

@@ -135,7 +135,7 @@ function buildAgentJudge(field: Field, ctx: JudgeContext): AgentJudgeSpec {
   const spec: AgentJudgeSpec = {
     type: 'agent_judge',
     criteria: buildCriteria(field.get('criteria')),
-    passThreshold: pick('pass_threshold').num() ?? PASS_THRESHOLD_DEFAULT,
+    passThreshold: passThreshold(pick('pass_threshold')),
     timeoutSeconds: Math.max(0, checkTimeoutSeconds(timeout) ?? 0),
     repeats: buildRepeats(pick('repeats')),
     skills: buildGraderSkills(pick('skills'), ctx.skillDir),
@@ -146,7 +146,14 @@ function buildAgentJudge(field: Field, ctx: JudgeContext): AgentJudgeSpec {
   const engineField = pick('engine');
   if (!engineField.missing) {
     const engine = graderEngine(engineField, ctx);
-    if (engine) spec.engine = engine;
+    if (engine) {
+      spec.engine = engine;
+      spec.engineFrom = typeof engineField.value === 'string' ? 'suite' : 'inline';
+      const version = engineField.get('version');
+      if (spec.engineFrom === 'inline' && engine.version !== undefined && !version.missing) {
+        spec.engineVersionAt = { file: version.src.file, ...version.position(), path: version.path };
+      }
+    }
     // One scripted model server serves a run, with one script (src/run/model.ts).
     const other = (ctx.engines ?? []).find((e) => e.model.provider === 'scripted' && e.model.script !== undefined);
     if (engine?.model.provider === 'scripted' && other && engine.model.script !== other.model.script) {
@@ -158,10 +165,22 @@ function buildAgentJudge(field: Field, ctx: JudgeContext): AgentJudgeSpec {
   return spec;
 }
 
-/** `criteria`: strings (ids `c1`, `c2`, … by position) or `{id, text}` maps; ids unique. */
+/** `pass_threshold` (the schema checks 0..1); 0 is accepted with a warning: every job passes, whatever the grader finds. */
+function passThreshold(field: Field): number {
+  const t = field.num();
+  if (t === 0) field.warn('`pass_threshold: 0` passes every job whatever the grader finds (0 of N criteria is ≥ 0), so this judge cannot fail; use a fraction above 0 (default 0.7)');
+  return t ?? PASS_THRESHOLD_DEFAULT;
+}
+
+/**
+ * `criteria`: strings (ids `c1`, `c2`, … by position) or `{id, text}` maps; ids unique. Two
+ * criteria with the same text (whitespace and case aside) are a warning: the grader checks the
+ * same statement twice, which weighs it double against `pass_threshold`.
+ */
 function buildCriteria(field: Field): AgentJudgeCriterion[] {
   const out: AgentJudgeCriterion[] = [];
   const seen = new Map<string, Field>();
+  const texts = new Map<string, { id: string; at: Field }>();
   for (const [i, item] of field.items().entries()) {
     let c: AgentJudgeCriterion | undefined;
     if (typeof item.value === 'string') c = { id: `c${i + 1}`, text: item.value };
@@ -178,6 +197,13 @@ function buildCriteria(field: Field): AgentJudgeCriterion[] {
       continue;
     }
     seen.set(c.id, item.isMap() ? item.get('id') : item);
+    const key = c.text.trim().replace(/\s+/g, ' ').toLowerCase();
+    const same = texts.get(key);
+    if (same) {
+      (item.isMap() ? item.get('text') : item).warn(
+        `criterion \`${c.id}\` has the same text as criterion \`${same.id}\` (line ${same.at.position().line}): the grader checks it twice and it counts double against pass_threshold; remove one or make them differ`,
+      );
+    } else texts.set(key, { id: c.id, at: item.isMap() ? item.get('text') : item });
     out.push(c);
   }
   return out;

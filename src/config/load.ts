@@ -221,6 +221,8 @@ function reportInheritedJudgesWithoutCriteria(cases: LoadedCase[], evalJudges: J
   evalJudges.forEach((j, i) => {
     if (j.type !== 'agent_judge' || j.criteria.length > 0) return;
     const at = evalRoot.has('judge') ? evalRoot.get('judge') : evalRoot.get('judges').get(i);
+    // `criteria` written but not a list: the schema says it must be a list, at its line; "no criteria" would mislead.
+    if (at.has('criteria') && !Array.isArray(at.get('criteria').value)) return;
     at.get('type').error(
       `this \`agent_judge\` has no \`criteria\`, and case${users.length > 1 ? 's' : ''} ${users.join(', ')} use${users.length > 1 ? '' : 's'} it as is; add \`criteria\` here or give ${users.length > 1 ? 'those cases' : 'that case'} a judge with criteria`,
     );

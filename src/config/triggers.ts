@@ -21,6 +21,7 @@ import { type DiagnosticBag } from './diagnostics.js';
 import { emptyExpect } from './expect.js';
 import { skillPath } from './paths.js';
 import { Field, firstInvalidUtf8, parseYaml } from './yaml-source.js';
+import { jsonSyntaxError } from './json-error.js';
 
 /** One checked item of a trigger eval set. */
 export interface TriggerItem {
@@ -66,16 +67,14 @@ export function triggerCaseId(query: string): string {
  * twice. Unknown keys are warnings (ignored).
  * @returns the items that are well formed (a bad item is left out, its problem reported).
  */
-export function parseTriggerItems(file: string, text: string, bag: DiagnosticBag): TriggerItem[] {
+export function parseTriggerItems(file: string, raw: string, bag: DiagnosticBag): TriggerItem[] {
+  // A UTF-8 byte-order mark (Windows editors write one) is not part of the JSON: dropped, as the
+  // YAML readers and the import's own sniffing do. Line numbers are unchanged.
+  const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
   try {
     JSON.parse(text);
   } catch (e) {
-    const m = /position (\d+)/.exec((e as Error).message);
-    const offset = m ? Number(m[1]) : 0;
-    const before = text.slice(0, offset);
-    const line = m ? before.split('\n').length : 1;
-    const col = m ? offset - before.lastIndexOf('\n') : 1;
-    const message = (e as Error).message.replace(/ in JSON at position \d+.*$/, '').replace(/^JSON\.parse: /, '');
+    const { line, col, message } = jsonSyntaxError(text, (e as Error).message);
     bag.error(file, line, col, '', `not valid JSON: ${message}; expected a trigger eval set ${SHAPE}`);
     return [];
   }
@@ -145,7 +144,7 @@ export function parseTriggerItems(file: string, text: string, bag: DiagnosticBag
 }
 
 /**
- * Reads a trigger eval set from disk (UTF-8), see {@link parseTriggerItems}. A file that
+ * Reads a trigger eval set from disk (UTF-8, a leading byte-order mark allowed), see {@link parseTriggerItems}. A file that
  * cannot be read is one problem at line 0.
  */
 export function readTriggerItems(file: string, bag: DiagnosticBag): TriggerItem[] {

@@ -156,6 +156,13 @@ export interface AgentJudgeSpec {
   timeoutSeconds: number;
   /** The grader's engine (a named `engines[]` entry or an inline one); unset = the job's own engine. */
   engine?: EngineConfig;
+  /**
+   * Where `engine` came from: `suite` (it names one of the suite's engines, which a run then
+   * configures as its own: `--model`, `--model-script`) or `inline` (a map of its own).
+   */
+  engineFrom?: 'suite' | 'inline';
+  /** Where an inline engine's `version` pin is written (file, 1-based line and column, field path): a pin npm lacks is reported there. */
+  engineVersionAt?: { file: string; line: number; col: number; path: string };
   /** Independent grader runs; the majority per criterion decides (default 1). */
   repeats: number;
   /** Absolute paths of skill folders installed for the grader only (both variants). */

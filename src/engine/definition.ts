@@ -54,6 +54,12 @@ export interface EngineDefinition {
   activation: string;
   /** What the engine needs besides its npm package (README's engine table), e.g. "`rg` on PATH". */
   needs?: string;
+  /**
+   * Whether the engine's output says when a shell command failed (an error mark or its exit
+   * status); default true. False (Gemini CLI): a shell call's "success" only means the tool ran,
+   * so the behaviour checks (src/judge/behaviour/shell.ts) treat its outcome as unknown.
+   */
+  shellExitObservable?: boolean;
   /** The variables of skill-up's environment the engine's processes receive besides the common base (src/engine/env.ts). */
   envAllow?: EnvAllowList;
   /** The scripted model server's view of the engine. */

@@ -67,15 +67,27 @@ export function behaviourGates(trials: readonly TrialResult[], config: Behaviour
   if (config.maxToolLoopRate === undefined && config.maxSilentFailureRate === undefined && config.minClaimsVerifiedRate === undefined) return [];
   const engines = [...new Set(trials.map((t) => t.engine))];
   const out: GateResult[] = [];
+  if (engines.length === 0) {
+    // No trial at all: every gate asked for is still listed, undecided.
+    const undecided = (name: Name, threshold: number): GateResult => ({ name, engine: null, threshold, figure: null, interval: null, state: 'inconclusive', reason: 'no trial was recorded on any engine, so there is nothing to decide on' });
+    if (config.maxToolLoopRate !== undefined) out.push(undecided('max_tool_loop_rate', config.maxToolLoopRate));
+    if (config.maxSilentFailureRate !== undefined) out.push(undecided('max_silent_failure_rate', config.maxSilentFailureRate));
+    if (config.minClaimsVerifiedRate !== undefined) out.push(undecided('min_claims_verified_rate', config.minClaimsVerifiedRate));
+    return out;
+  }
   for (const engine of engines) {
     const graded = trials.filter((t) => t.engine === engine && t.variant === 'with_skill' && !t.trigger && (t.status === 'pass' || t.status === 'fail') && t.behaviour);
     const display = engineNames[engine] ?? engine;
-    const none = 'its jobs have no behaviour record';
+    const taskRan = trials.some((t) => t.engine === engine && t.variant === 'with_skill' && !t.trigger);
+    // Say why nothing counts: only trigger cases ran (left out of behaviour gates), or the jobs were not graded / not recorded.
+    const none = taskRan ? 'its jobs have no behaviour record' : trials.some((t) => t.engine === engine && t.trigger) ? 'only trigger cases ran, and behaviour gates judge task cases' : 'no with_skill task case ran';
     if (config.maxToolLoopRate !== undefined) {
       out.push(rateGate('max_tool_loop_rate', engine, config.maxToolLoopRate, graded.filter((t) => t.behaviour!.toolLoop).length, graded.length, { unit: 'job(s)', event: 'had a tool loop', none }, display));
     }
     if (config.maxSilentFailureRate !== undefined) {
-      out.push(rateGate('max_silent_failure_rate', engine, config.maxSilentFailureRate, graded.filter((t) => t.behaviour!.silentFailure).length, graded.length, { unit: 'job(s)', event: 'had a silent failure', none }, display));
+      // A job whose silent failure cannot be known (null) counts neither way, as an error does not.
+      const known = graded.filter((t) => t.behaviour!.silentFailure !== null);
+      out.push(rateGate('max_silent_failure_rate', engine, config.maxSilentFailureRate, known.filter((t) => t.behaviour!.silentFailure).length, known.length, { unit: 'job(s)', event: 'had a silent failure', none }, display));
     }
     if (config.minClaimsVerifiedRate !== undefined) {
       const claiming = graded.filter((t) => t.behaviour!.claims > 0);

@@ -56,6 +56,8 @@ export function decide(trials: TrialResult[], config: DecisionConfig = DEFAULT_D
     ...(config.minPassRate !== undefined ? { minPassRate: config.minPassRate } : {}),
     ...(config.minUplift !== undefined ? { minUplift: config.minUplift } : {}),
     ...(config.noRegression ? { noRegression: config.noRegression } : {}),
+    // Every engine of the run, trigger-only ones too: a per-engine gate asked for is listed on each.
+    engines: [...new Set(trials.map((t) => t.engine))],
   };
   // Trigger trials are not in `stats` (summarise leaves them out): their own figures, folded into the gates here.
   const triggers = summariseTriggers(trials);
@@ -64,6 +66,8 @@ export function decide(trials: TrialResult[], config: DecisionConfig = DEFAULT_D
     passed: withSkill.reduce((a, v) => a + v.passed, 0),
     failed: withSkill.reduce((a, v) => a + v.failed, 0),
     trials: withSkill.reduce((a, v) => a + v.trials, 0),
+    engines: gateConfig.engines!,
+    taskEngines: [...new Set(stats.variants.map((v) => v.engine))],
   });
   // Behaviour gates read the trials' behaviour flags (src/gate/behaviour.ts).
   gates.push(...behaviourGates(trials, config, config.engineNames));

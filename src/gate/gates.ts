@@ -42,6 +42,12 @@ export interface GateConfig {
   alpha: number;
   /** Engine id → the name the suite gives it (a custom engine's `engine.name`), for reasons. */
   engineNames?: Record<string, string>;
+  /**
+   * Every engine of the run, in order, trigger-only ones included (decide.ts passes the trials'
+   * engines). Each per-engine gate is evaluated for each of them, so a gate asked for is
+   * INCONCLUSIVE, never absent, on an engine without data. Default: the engines of `stats`.
+   */
+  engines?: string[];
 }
 
 /** One gate's outcome, as printed and written to result.json `gates`. */
@@ -90,13 +96,25 @@ export function hasStatisticalGate(c: GateConfig): boolean {
  */
 export function evaluateGates(stats: RunStats, config: GateConfig): GateResult[] {
   const out: GateResult[] = [errorGate(stats, config.maxErrorRate, config.engineNames ?? {})];
-  const engines = [...new Set(stats.variants.map((v) => v.engine))];
+  const engines = config.engines ?? [...new Set(stats.variants.map((v) => v.engine))];
   if (!hasStatisticalGate(config)) out.push(allTrialsGate(stats));
   for (const engine of engines) {
     if (config.minPassRate !== undefined) out.push(passRateGate(stats, engine, config.minPassRate));
     if (config.minUplift !== undefined) out.push(upliftGate(stats, engine, config.minUplift));
     if (config.noRegression) out.push(regressionGate(stats, engine, config.noRegression.previous, config.noRegression.margin, config.alpha));
   }
+  // No trial at all (every case filtered out or skipped before a job): the gates asked for are still listed, undecided.
+  if (engines.length === 0) out.push(...noTrialGates(config));
+  return out;
+}
+
+/** The per-engine gates configured, each INCONCLUSIVE with engine null: the run has no trial on any engine. */
+function noTrialGates(config: GateConfig): GateResult[] {
+  const none = (name: GateName, threshold: number): GateResult => ({ name, engine: null, threshold, figure: null, interval: null, state: 'inconclusive', reason: 'no trial was recorded on any engine, so there is nothing to decide on' });
+  const out: GateResult[] = [];
+  if (config.minPassRate !== undefined) out.push(none('min_pass_rate', config.minPassRate));
+  if (config.minUplift !== undefined) out.push(none('min_uplift', config.minUplift));
+  if (config.noRegression) out.push(none('no_regression', -config.noRegression.margin));
   return out;
 }
 
@@ -142,7 +160,10 @@ function allTrialsGate(stats: RunStats): GateResult {
 function passRateGate(stats: RunStats, engine: string, threshold: number): GateResult {
   const v = stats.variants.find((x) => x.engine === engine && x.variant === 'with_skill');
   const base = { name: 'min_pass_rate' as const, engine, threshold };
-  if (!v || !v.interval || v.passRate === null) return { ...base, figure: null, interval: null, state: 'inconclusive', reason: 'no with_skill trial was graded' };
+  if (!v || !v.interval || v.passRate === null) {
+    const why = v ? `${v.trials} ran: ${v.errors} error(s), ${v.skipped} skipped` : 'none ran';
+    return { ...base, figure: null, interval: null, state: 'inconclusive', reason: `no with_skill trial of a task case was graded (${why}), so there is no pass rate to gate` };
+  }
   const state = intervalState(v.interval, threshold);
   return {
     ...base,
@@ -156,7 +177,11 @@ function passRateGate(stats: RunStats, engine: string, threshold: number): GateR
 function upliftGate(stats: RunStats, engine: string, threshold: number): GateResult {
   const u = stats.uplift.find((x) => x.engine === engine);
   const base = { name: 'min_uplift' as const, engine, threshold };
-  if (!u) return { ...base, figure: null, interval: null, state: 'inconclusive', reason: 'the without_skill arm did not run (use --baseline), so there is no uplift to gate' };
+  if (!u) {
+    const ran = stats.variants.some((v) => v.engine === engine);
+    const reason = ran ? 'the without_skill arm did not run (use --baseline), so there is no uplift to gate' : 'no task case ran on this engine, so there is no uplift to gate';
+    return { ...base, figure: null, interval: null, state: 'inconclusive', reason };
+  }
   if (!u.interval || u.passRateDelta === null) return { ...base, figure: null, interval: null, state: 'inconclusive', reason: u.reason };
   const need = minimumDecisiveCases(u.alpha);
   if (u.comparedCases < need) {

@@ -152,7 +152,7 @@ export function convertEvals(evals: EvalsFile, opts: ConvertOptions): Converted 
       : { inline: caseDocs.map((c) => c.data), defaults };
   evalData.trials = 3;
   evalData.benchmark = { enabled: true };
-  evalData.report = { formats: ['json', 'junit', 'markdown', 'benchmark'] };
+  evalData.report = { formats: ['json', 'junit', 'markdown', 'benchmark', 'html'] };
 
   const anyCriteria = evals.evals.some((e) => e.expectations.length > 0);
   const body = stringify(evalData, { lineWidth: 0 }).replace(/^engine:\n {2}name: claude_code\n/m, `engine:\n  name: claude_code # ${ENGINE_NOTE}\n`);

@@ -18,6 +18,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, DiagnosticBag } from '../config/diagnostics.js';
 import { Field, parseYaml } from '../config/yaml-source.js';
+import { nearest } from '../util/did-you-mean.js';
+import { jsonSyntaxError } from '../config/json-error.js';
 
 /** One eval of evals.json, checked. */
 export interface ImportedEval {
@@ -79,12 +81,7 @@ export function parseEvalsJson(file: string, text: string, bag = new DiagnosticB
   try {
     JSON.parse(text);
   } catch (e) {
-    const m = /position (\d+)/.exec((e as Error).message);
-    const offset = m ? Number(m[1]) : 0;
-    const before = text.slice(0, offset);
-    const line = m ? before.split('\n').length : 1;
-    const col = m ? offset - before.lastIndexOf('\n') : 1;
-    const message = (e as Error).message.replace(/ in JSON at position \d+.*$/, '').replace(/^JSON\.parse: /, '');
+    const { line, col, message } = jsonSyntaxError(text, (e as Error).message);
     throw new ConfigError([{ file, line, col, path: '', message: `not valid JSON: ${message}; expected an Anthropic evals.json ({"skill_name": …, "evals": [...]})`, severity: 'error' }]);
   }
   const src = parseYaml(file, text, bag);
@@ -133,7 +130,13 @@ function readEval(item: Field, index: number, skillDir: string): ImportedEval | 
     item.error('an eval must be an object with at least `prompt`');
     return undefined;
   }
-  for (const [key, f] of item.entries()) if (!KNOWN_EVAL.has(key)) f.warn(`unknown key \`${key}\`; ignored`, 'key');
+  for (const [key, f] of item.entries()) {
+    if (KNOWN_EVAL.has(key)) continue;
+    // A typo of a field the eval lacks (`expectation`) would silently drop its grading: an error, not a warning.
+    const near = nearest(key, [...KNOWN_EVAL]);
+    if (near && !item.has(near)) f.error(`unknown key \`${key}\`; did you mean \`${near}\`?`, 'key');
+    else f.warn(`unknown key \`${key}\`; ignored`, 'key');
+  }
   let ok = true;
   let id: number | string = index + 1;
   const idF = item.get('id');
@@ -191,6 +194,8 @@ function readEval(item: Field, index: number, skillDir: string): ImportedEval | 
         continue;
       }
       if (!expectations.includes(text.trim())) expectations.push(text.trim());
+      // Kept once, but said: a repeated statement usually means one meant to differ.
+      else a.warn(`this expectation repeats an earlier one of this eval; it becomes one criterion (a grader checking it twice would count it double)`);
     }
   }
   if (item.has('expectations') && item.has('assertions')) item.get('assertions').warn('both `expectations` and `assertions` are given; their statements are merged', 'key');

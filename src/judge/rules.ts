@@ -28,9 +28,16 @@ export interface RuleResult {
   text: string;
   holds: boolean;
   evidence: string;
+  /** The job's record cannot decide the rule (see {@link Check}); the judge is then an `error`. */
+  unknown?: boolean;
 }
 
-export type Check = { holds: boolean; evidence: string };
+/**
+ * A rule's verdict with evidence. `unknown`: the job's record cannot decide it (e.g.
+ * `no_silent_failure` on an engine that does not report shell exit statuses): the judge is then
+ * an `error`, never a pass that did not look nor a fail that did not see.
+ */
+export type Check = { holds: boolean; evidence: string; unknown?: boolean };
 
 /** Runs a `rule_based` judge over `input` (see module doc). Never throws. */
 export async function runRuleJudge(spec: { success: Rule[]; failure: Rule[] }, input: JudgeInput): Promise<JudgeOutcome> {
@@ -41,6 +48,15 @@ export async function runRuleJudge(spec: { success: Rule[]; failure: Rule[] }, i
     };
   }
   const failures = await Promise.all(spec.failure.map((r) => evaluateRule(r, input)));
+  const successes = await Promise.all(spec.success.map((r) => evaluateRule(r, input)));
+  const unknown = [...failures, ...successes].filter((r) => r.unknown);
+  if (unknown.length > 0) {
+    return {
+      status: 'error',
+      assertions: unknown.map((u) => ({ text: u.text, passed: false, evidence: u.evidence })),
+      reason: `cannot be checked on this job: ${unknown.map((u) => `${u.text}: ${u.evidence}`).join('; ')}`,
+    };
+  }
   const matched = failures.filter((f) => f.holds);
   if (matched.length > 0) {
     return {
@@ -49,7 +65,6 @@ export async function runRuleJudge(spec: { success: Rule[]; failure: Rule[] }, i
       reason: `failure rule matched: ${matched.map((f) => f.text).join('; ')}`,
     };
   }
-  const successes = await Promise.all(spec.success.map((r) => evaluateRule(r, input)));
   const assertions: Assertion[] = [
     ...successes.map((s) => ({ text: s.text, passed: s.holds, evidence: s.evidence })),
     ...failures.map((f) => ({ text: `no failure: ${f.text}`, passed: true, evidence: `did not match: ${f.evidence}` })),
@@ -72,11 +87,13 @@ export async function evaluateRule(rule: Rule, input: JudgeInput): Promise<RuleR
     if (value !== undefined) parts.push(await kind.evaluate(value, input));
   }
   if (parts.length === 0) return { text: 'rule: (no recognised kind)', holds: false, evidence: 'the rule sets no known rule kind' };
-  if (parts.length === 1) return { text: parts[0]!.text, holds: parts[0]!.check.holds, evidence: parts[0]!.check.evidence };
+  const unknown = parts.some((p) => p.check.unknown) ? { unknown: true as const } : {};
+  if (parts.length === 1) return { text: parts[0]!.text, holds: parts[0]!.check.holds, evidence: parts[0]!.check.evidence, ...unknown };
   return {
     text: parts.map((p) => p.text).join(' & '),
     holds: parts.every((p) => p.check.holds),
     evidence: parts.map((p) => `${p.text}: ${p.check.evidence}`).join('; '),
+    ...unknown,
   };
 }
 

@@ -35,9 +35,10 @@ export function gradeTrigger(
   const others = [...new Set(activations.filter((a) => a.skill !== verdict.skill).map((a) => a.skill))];
   const listing = offered === undefined ? 'the skills offered are not observable on this engine' : offered.length ? `offered: ${offered.join(', ')}` : 'no skill was offered';
   const evidence = activated
-    ? `activated ${hits.length} time(s) (${via})`
-    : `not activated (${listing}${others.length ? `; activated instead: ${others.join(', ')}` : ''})`;
-  const text = verdict.shouldTrigger ? `the skill \`${verdict.skill}\` is activated by this query` : `the skill \`${verdict.skill}\` is not activated by this query`;
+    ? `it was activated ${hits.length} time(s) (${via})`
+    : `it was not activated (${listing}${others.length ? `; activated instead: ${others.join(', ')}` : ''})`;
+  // Worded as the expectation, so "expectation: what happened" reads right in every report line.
+  const text = verdict.shouldTrigger ? `the skill \`${verdict.skill}\` should be activated by this query` : `the skill \`${verdict.skill}\` should not be activated by this query`;
   const grading: Grading = {
     status: passed ? 'pass' : 'fail',
     assertions: [{ text, passed, evidence }],

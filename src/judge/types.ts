@@ -38,6 +38,8 @@ export interface JudgeSpend {
   costEstimated?: boolean;
   runs: number;
   agreement?: number;
+  /** Absolute paths of the graders' workspace copies kept by `--keep-workspaces` (one per grader run), in run order. */
+  workspaces?: string[];
 }
 
 /** Everything a judge may look at. Judges never start an engine themselves. */

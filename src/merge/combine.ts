@@ -23,6 +23,7 @@ import type { MergeRecord } from './types.js';
 import { costNotes } from '../cost/result.js';
 import { partialDecision } from '../cost/partial.js';
 import { behaviourConfigOf } from '../gate/behaviour.js';
+import { triggerConfigOf } from '../gate/trigger.js';
 import { behaviourFromJson } from '../report/behaviour.js';
 import type { CaseSpec } from '../config/types.js';
 
@@ -59,7 +60,7 @@ export function decisionConfigOf(doc: ResultDoc, previous?: PreviousRun): Decisi
   if (c.min_pass_rate !== null && c.min_pass_rate !== undefined) out.minPassRate = c.min_pass_rate;
   if (c.min_uplift !== null && c.min_uplift !== undefined) out.minUplift = c.min_uplift;
   if (c.on_inconclusive) out.onInconclusive = c.on_inconclusive;
-  Object.assign(out, behaviourConfigOf(c));
+  Object.assign(out, behaviourConfigOf(c), triggerConfigOf(c));
   if (c.no_regression) {
     if (!previous) throw new RangeError('the shards have a no_regression gate: its baseline run must be given');
     out.noRegression = { previous, margin: c.no_regression.margin };
@@ -126,6 +127,8 @@ export function jobResultOf(j: JobJson): JobResult {
     ...(j.changes ? { changes: j.changes } : {}),
     ...(j.workspace ? { workspace: j.workspace } : {}),
     ...(j.behaviour ? { behaviour: behaviourFromJson(j.behaviour) } : {}),
+    // A trigger job stays one: its verdict record feeds the trigger statistics, never the pass rates.
+    ...(j.trigger ? { trigger: { skill: j.trigger.skill, shouldTrigger: j.trigger.should_trigger, activated: j.trigger.activated, query: j.trigger.query } } : {}),
   };
 }
 

@@ -140,7 +140,8 @@ function describe(v: unknown): string {
 /** `; did you mean "x"?` when a candidate is close (src/util/did-you-mean.ts), else the list of valid names. */
 export function suggest(word: string, candidates: readonly string[]): string {
   if (candidates.length === 0) return '';
-  const best = nearest(word, candidates, { maxDistance: Math.max(2, Math.floor(word.length / 3)) });
+  // `write` → `write_file`: a name cut short at a word boundary is a typo too, whatever the edit distance.
+  const best = nearest(word, candidates, { maxDistance: Math.max(2, Math.floor(word.length / 3)) }) ?? (word.length >= 3 ? candidates.find((c) => c.startsWith(`${word}_`)) : undefined);
   if (best !== undefined) return `; did you mean "${best}"?`;
   return ` (expected one of: ${candidates.join(', ')})`;
 }

@@ -19,7 +19,7 @@ import pLimit from 'p-limit';
 import type { CaseSpec, EngineConfig, Suite } from '../config/types.js';
 import type { Transcript } from '../engine/types.js';
 import { decide, type Decision } from '../gate/index.js';
-import { behaviourFromSaved } from '../judge/behaviour/index.js';
+import { behaviourFromSaved, loopThresholdOf } from '../judge/behaviour/index.js';
 import { decisionConfigOf, jobResultOf } from '../merge/combine.js';
 import { copyJobDirs } from '../merge/copy.js';
 import { buildResultJson, trialsOf, type ResultDoc, type RunMeta } from '../report/result-json.js';
@@ -35,7 +35,6 @@ import { createIterationDir } from '../run/output.js';
 import { loadPreviousRun } from '../run/previous.js';
 import { prepareRun, reportFormats, type PreparedRun } from '../run/suite.js';
 import { loadScripts, startScriptedModel } from '../run/model.js';
-import { graderEngines } from '../run/grader.js';
 import type { JobResult } from '../run/types.js';
 import { VERSION } from '../util/version.js';
 
@@ -58,7 +57,7 @@ export interface RegradeOptions {
   signal: AbortSignal;
   notice: (line: string) => void;
   /** Told as each job is graded: its id, status and whether it was regraded. */
-  progress?: (id: string, status: string, regraded: boolean) => void;
+  progress?: (result: JobResult, regraded: boolean) => void;
 }
 
 /** How many jobs were graded again, and those kept as they were graded, with the reason. */
@@ -77,6 +76,8 @@ export interface RegradeResult {
   decision: Decision;
   results: JobResult[];
   record: RegradeRecord;
+  /** Report files written. */
+  written: string[];
   /** Report formats that could not be written, with the reason. */
   skipped: { format: string; reason: string }[];
 }
@@ -107,8 +108,9 @@ export async function regradeRun(opts: RegradeOptions): Promise<RegradeResult> {
   const { doc, suite, engines } = opts;
   const sourceDir = dirname(opts.file);
   const root = opts.outputRoot ?? dirname(sourceDir);
+  // Before the new folder: an agent_judge engine that cannot run stops the regrade (GraderEngineUnavailable).
+  const prepared = await prepareRun(suite, engines, root, opts.notice);
   const target = await createIterationDir(root);
-  const prepared = await prepareRun(suite, [...engines, ...graderEngines(suite)], root, opts.notice);
   const { missing } = await copyJobDirs(sourceDir, target.dir, doc.jobs.map((j) => j.output_dir));
   const missingDirs = new Set(missing);
   const record: RegradeRecord = { from: opts.file, regraded: 0, kept: [] };
@@ -126,12 +128,12 @@ export async function regradeRun(opts: RegradeOptions): Promise<RegradeResult> {
           const why = missingDirs.has(j.output_dir) ? 'its job folder is not in the saved run' : keptReason(saved, c);
           if (why || opts.signal.aborted) {
             record.kept.push({ id: saved.id, reason: why ?? 'regrade interrupted' });
-            opts.progress?.(saved.id, saved.status, false);
+            opts.progress?.(saved, false);
             return saved;
           }
           const out = await regradeJob(saved, c!, { ...opts, prepared, dir: target.dir, modelBaseUrl: model?.url });
           record.regraded++;
-          opts.progress?.(out.id, out.status, true);
+          opts.progress?.(out, true);
           return out;
         }),
       ),
@@ -168,7 +170,7 @@ export async function regradeRun(opts: RegradeOptions): Promise<RegradeResult> {
   // The engines as the agents ran them (versions found then), not as this process resolved them.
   built.engines = doc.engines;
   const written = await writeDocReports(target.dir, built, ['json', ...reportFormats(suite.report.formats, results)], target.dir, { jobFiles: false });
-  return { dir: target.dir, iteration: target.iteration, doc: built, decision, results, record, skipped: written.skipped };
+  return { dir: target.dir, iteration: target.iteration, doc: built, decision, results, record, written: written.written, skipped: written.skipped };
 }
 
 /** Grades one saved job again in `dir` (its copied job folder); see {@link regradeRun}. */
@@ -246,6 +248,7 @@ async function regradeJob(
       turnStatus: saved.turns.map((t) => t.status),
       scripted: engine.model.provider === 'scripted',
       changesKnown: changes !== undefined,
+      loopThreshold: loopThresholdOf(c.judges),
     }).catch(() => undefined);
     if (behaviour) result.behaviour = behaviour;
   } catch (e) {

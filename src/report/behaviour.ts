@@ -18,7 +18,15 @@ export interface BehaviourJson {
   claims_total: number;
   claims_verified: number;
   tool_loop: { longest_run: number; tool?: string; turn?: number; input?: string; threshold: number; detected: boolean };
-  silent_failure: { failures: number; recovered: number; unmentioned: { turn: number; tool: string; error: string }[]; unmentioned_count: number; detected: boolean };
+  silent_failure: {
+    failures: number;
+    recovered: number;
+    unmentioned: { turn: number; tool: string; error: string }[];
+    unmentioned_count: number;
+    detected: boolean;
+    /** Shell calls of unknown outcome on an engine that does not report shell exit statuses (Gemini CLI). */
+    unobservable?: { reason: string; shell_calls: number; unacknowledged: number; examples: { turn: number; tool: string; error: string }[] };
+  };
   skill_context:
     | { observed: true; method: string; listing_tokens: number; body_tokens: number; skills: { skill: string; listing_tokens: number; body_tokens: number; loaded: boolean }[] }
     | { observed: false; reason: string };
@@ -34,7 +42,10 @@ export function behaviourJson(b: JobBehaviour): BehaviourJson {
     claims_total: b.claimsTotal,
     claims_verified: b.claimsVerified,
     tool_loop: { longest_run: l.longestRun, ...(l.tool !== undefined ? { tool: l.tool, turn: l.turn, input: l.input } : {}), threshold: l.threshold, detected: l.detected },
-    silent_failure: { failures: s.failures, recovered: s.recovered, unmentioned: s.unmentioned.map((u) => ({ ...u })), unmentioned_count: s.unmentionedCount, detected: s.detected },
+    silent_failure: {
+      failures: s.failures, recovered: s.recovered, unmentioned: s.unmentioned.map((u) => ({ ...u })), unmentioned_count: s.unmentionedCount, detected: s.detected,
+      ...(s.unobservable ? { unobservable: { reason: s.unobservable.reason, shell_calls: s.unobservable.shellCalls, unacknowledged: s.unobservable.unacknowledged, examples: s.unobservable.examples.map((u) => ({ ...u })) } } : {}),
+    },
     skill_context: c.observed
       ? { observed: true, method: c.method, listing_tokens: c.listingTokens, body_tokens: c.bodyTokens, skills: c.skills.map((k) => ({ skill: k.skill, listing_tokens: k.listingTokens, body_tokens: k.bodyTokens, loaded: k.loaded })) }
       : { observed: false, reason: c.reason },
@@ -44,8 +55,18 @@ export function behaviourJson(b: JobBehaviour): BehaviourJson {
 /** The flags the behaviour gates read (TrialResult.behaviour), from either form. */
 export function trialBehaviour(b: JobBehaviour | BehaviourJson | undefined): TrialBehaviour | undefined {
   if (!b) return undefined;
-  if ('toolLoop' in b) return { toolLoop: b.toolLoop.detected, silentFailure: b.silentFailure.detected, claims: b.claimsTotal, claimsVerified: b.claimsVerified };
-  return { toolLoop: b.tool_loop.detected, silentFailure: b.silent_failure.detected, claims: b.claims_total, claimsVerified: b.claims_verified };
+  if ('toolLoop' in b) return { toolLoop: b.toolLoop.detected, silentFailure: silentOrUnknown(b.silentFailure.detected, b.silentFailure.unobservable?.unacknowledged), claims: b.claimsTotal, claimsVerified: b.claimsVerified };
+  return { toolLoop: b.tool_loop.detected, silentFailure: silentOrUnknown(b.silent_failure.detected, b.silent_failure.unobservable?.unacknowledged), claims: b.claims_total, claimsVerified: b.claims_verified };
+}
+
+/**
+ * A silent failure (true), none (false), or null when it cannot be known: no failure was seen
+ * but (Gemini CLI) shell calls of unknown outcome went unacknowledged, as `no_silent_failure`
+ * decides. The gate leaves the unknown jobs out, as it leaves out errors.
+ */
+function silentOrUnknown(detected: boolean, unacknowledgedUnknown: number | undefined): boolean | null {
+  if (detected) return true;
+  return (unacknowledgedUnknown ?? 0) > 0 ? null : false;
 }
 
 /** What a summary reads of a job (JobJson fields). */
@@ -70,6 +91,8 @@ export interface BehaviourSummary {
   /** Jobs with a tool loop / a silent failure. */
   tool_loops: number;
   silent_failures: number;
+  /** Jobs whose silent failure cannot be known (unacknowledged shell calls of unknown outcome): counted neither way. */
+  silent_failures_unknown: number;
   /** Jobs whose model requests were observed (the scripted model). */
   context_observed: number;
   listing_tokens_mean: number | null;
@@ -91,7 +114,7 @@ const round1 = (x: number) => Math.round(x * 10) / 10;
 
 /** The summary of `jobs` (those that do not count are ignored). */
 export function summariseBehaviour(jobs: readonly BehaviourJob[]): BehaviourSummary {
-  const out: BehaviourSummary = { jobs: 0, claims: 0, claims_verified: 0, jobs_with_claims: 0, jobs_claims_verified: 0, tool_loops: 0, silent_failures: 0, context_observed: 0, listing_tokens_mean: null, body_tokens_mean: null };
+  const out: BehaviourSummary = { jobs: 0, claims: 0, claims_verified: 0, jobs_with_claims: 0, jobs_claims_verified: 0, tool_loops: 0, silent_failures: 0, silent_failures_unknown: 0, context_observed: 0, listing_tokens_mean: null, body_tokens_mean: null };
   let listing = 0;
   let body = 0;
   for (const j of jobs) {
@@ -105,7 +128,9 @@ export function summariseBehaviour(jobs: readonly BehaviourJob[]): BehaviourSumm
       if (b.claims_verified === b.claims_total) out.jobs_claims_verified++;
     }
     if (b.tool_loop.detected) out.tool_loops++;
-    if (b.silent_failure.detected) out.silent_failures++;
+    const silent = silentOrUnknown(b.silent_failure.detected, b.silent_failure.unobservable?.unacknowledged);
+    if (silent === true) out.silent_failures++;
+    else if (silent === null) out.silent_failures_unknown++;
     if (b.skill_context.observed) {
       out.context_observed++;
       listing += b.skill_context.listing_tokens;
@@ -139,7 +164,7 @@ export function behaviourFired(s: BehaviourSummary): boolean {
 /** `3/4 claims verified, 1 tool loop, 0 silent failures, skill context ≈ 31 + 520 tokens (listing + body, estimate)`. */
 export function behaviourLine(s: BehaviourSummary): string {
   const ctx = s.listing_tokens_mean === null ? 'skill context unknown' : `skill context ≈ ${s.listing_tokens_mean} + ${s.body_tokens_mean} tokens (listing + body, estimate)`;
-  return `${s.claims_verified}/${s.claims} claim(s) verified, ${s.tool_loops} of ${s.jobs} job(s) with a tool loop, ${s.silent_failures} with a silent failure, ${ctx}`;
+  return `${s.claims_verified}/${s.claims} claim(s) verified, ${s.tool_loops} of ${s.jobs} job(s) with a tool loop, ${s.silent_failures} with a silent failure${s.silent_failures_unknown ? ` (${s.silent_failures_unknown} that cannot be checked on this engine)` : ''}, ${ctx}`;
 }
 
 /** grading.json `claims` (skill-creator's `{claim, type, verified, evidence}`): file claims are `factual`, "tests pass" is `process`. */
@@ -157,7 +182,10 @@ export function behaviourFromJson(b: BehaviourJson): JobBehaviour {
     claimsTotal: b.claims_total,
     claimsVerified: b.claims_verified,
     toolLoop: { longestRun: l.longest_run, ...(l.tool !== undefined ? { tool: l.tool, turn: l.turn, input: l.input } : {}), threshold: l.threshold, detected: l.detected },
-    silentFailure: { failures: s.failures, recovered: s.recovered, unmentioned: s.unmentioned.map((u) => ({ ...u })), unmentionedCount: s.unmentioned_count, detected: s.detected },
+    silentFailure: {
+      failures: s.failures, recovered: s.recovered, unmentioned: s.unmentioned.map((u) => ({ ...u })), unmentionedCount: s.unmentioned_count, detected: s.detected,
+      ...(s.unobservable ? { unobservable: { reason: s.unobservable.reason, shellCalls: s.unobservable.shell_calls, unacknowledged: s.unobservable.unacknowledged, examples: s.unobservable.examples.map((u) => ({ ...u })) } } : {}),
+    },
     skillContext: c.observed
       ? { observed: true, method: c.method, listingTokens: c.listing_tokens, bodyTokens: c.body_tokens, skills: c.skills.map((k) => ({ skill: k.skill, listingTokens: k.listing_tokens, bodyTokens: k.body_tokens, loaded: k.loaded })) }
       : { observed: false, reason: c.reason },

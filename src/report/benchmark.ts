@@ -288,9 +288,11 @@ function timestampOf(iso: string): string {
  * Trees are found from `jobs[].output_dir` (`[<engine>/]<case>/<variant>/run-<k>`).
  */
 export function buildBenchmarks(doc: ResultDoc): BenchmarkBundle[] {
-  const ids = evalIds(doc.jobs.map((j) => j.case_id));
+  // Trigger jobs are not tasks: skill-creator's benchmark compares the two variants on tasks only (README "Trigger evaluation").
+  const tasks = doc.jobs.filter((j) => !j.trigger);
+  const ids = evalIds(tasks.map((j) => j.case_id));
   const trees = new Map<string, JobJson[]>();
-  for (const j of doc.jobs) {
+  for (const j of tasks) {
     const root = parentOf(j.output_dir, 3);
     const t = trees.get(root);
     if (t) t.push(j);

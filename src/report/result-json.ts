@@ -170,6 +170,8 @@ export interface JudgeJson {
   cost_estimated?: true;
   runs: number;
   agreement?: number;
+  /** The graders' workspace copies kept by `--keep-workspaces` (absolute paths; a job's only, never in `totals`). */
+  workspaces?: string[];
 }
 
 /** JobResult.judge (or a sum of them) as result.json writes it. */
@@ -181,6 +183,7 @@ export function judgeJson(j: JudgeSpend): JudgeJson {
     ...(j.costUsd !== undefined && j.costEstimated ? { cost_estimated: true as const } : {}),
     runs: j.runs,
     ...(j.agreement !== undefined ? { agreement: j.agreement } : {}),
+    ...(j.workspaces?.length ? { workspaces: j.workspaces } : {}),
   };
 }
 
@@ -188,6 +191,8 @@ export function judgeJson(j: JudgeSpend): JudgeJson {
 export function judgeTotals(results: readonly Pick<JobResult, 'judge'>[]): JudgeSpend | undefined {
   let out: JudgeSpend | undefined;
   for (const r of results) if (r.judge) out = addSpend(out, r.judge);
+  // The kept grader workspaces are each job's (result.json `jobs[].judge.workspaces`), not a total.
+  if (out) delete out.workspaces;
   return out;
 }
 

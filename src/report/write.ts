@@ -270,5 +270,7 @@ async function writeBenchmarks(dir: string, doc: ResultDoc, secrets: string[], j
     if (jobFiles) for (const g of b.gradings) putSmall(join(inside(dir, g.dir), 'grading.json'), g.grading);
     for (const m of b.evalMetadata) putSmall(join(inside(dir, m.dir), 'eval_metadata.json'), m.metadata);
   }
+  // Trigger jobs are in no benchmark (tasks only) but keep their own grading.json.
+  if (jobFiles) for (const j of doc.jobs) if (j.trigger) putSmall(join(inside(dir, j.output_dir), 'grading.json'), gradingJson(j));
   return written;
 }

@@ -25,7 +25,9 @@
 import { cp, lstat, mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { AgentJudgeSpec, EngineConfig, Suite } from '../config/types.js';
+import { ConfigError } from '../config/diagnostics.js';
+import { missingVersionError } from '../config/engines.js';
+import type { AgentJudgeSpec, EngineConfig, JudgeSpec, Suite } from '../config/types.js';
 import { suiteEnvOf } from '../engine/env.js';
 import { getAdapter } from '../engine/registry.js';
 import { EngineUnavailable, type EngineAdapter, type EngineContext, type TokenUsage, type Transcript, type TranscriptTurn } from '../engine/types.js';
@@ -58,6 +60,7 @@ import { applySkillInstall, planSkillInstall } from '../skill/install.js';
 import { lintSkill } from '../skill/lint.js';
 import { isInside } from '../util/contain.js';
 import { redactUntracked, writeJson, writeText } from '../util/out.js';
+import { redactor } from '../util/redact.js';
 import type { ResolvedSkill } from './job.js';
 
 /** Everything a grader run needs; no JobEnv, so `skill-up regrade` can build one for a saved job. */
@@ -132,6 +135,76 @@ export function graderEngines(suite: Pick<Suite, 'cases'>): EngineConfig[] {
   const out = new Set<EngineConfig>();
   for (const c of suite.cases) for (const j of c.judges) if (j.type === 'agent_judge' && j.engine) out.add(j.engine);
   return [...out];
+}
+
+/** How a run configures engines: `suite` for an engine of the suite (`--model`, `--model-script`), `inline` for a judge's own engine map. */
+export interface JudgeEngineConfigure {
+  suite: (e: EngineConfig) => EngineConfig;
+  inline: (e: EngineConfig) => EngineConfig;
+}
+
+/**
+ * A view of `suite` whose agent_judges' engines are as THIS run configures them: an engine
+ * named from the suite's engines gets `configure.suite` (what the run does to its own engines:
+ * `--model`, `--model-script`), an inline one `configure.inline` (`--model-script` only). Each
+ * engine is configured once, so judges naming the same engine share one config (one check).
+ * The view's cases are new objects; plan it (src/run/suite.ts planRun) so the jobs carry them.
+ */
+export function configureJudgeEngines(suite: Suite, configure: JudgeEngineConfigure): Suite {
+  const done = new Map<EngineConfig, EngineConfig>();
+  const of = (spec: AgentJudgeSpec, e: EngineConfig): EngineConfig => {
+    let c = done.get(e);
+    if (!c) done.set(e, (c = spec.engineFrom === 'inline' ? configure.inline(e) : configure.suite(e)));
+    return c;
+  };
+  const judges = (list: JudgeSpec[]): JudgeSpec[] => list.map((j) => (j.type === 'agent_judge' && j.engine ? { ...j, engine: of(j, j.engine) } : j));
+  if (!suite.cases.some((c) => c.judges.some((j) => j.type === 'agent_judge' && j.engine))) return suite;
+  return { ...suite, cases: suite.cases.map((c) => ({ ...c, judges: judges(c.judges) })) };
+}
+
+/** A grader engine that cannot run: the run stops before its first job (exit 3). */
+export class GraderEngineUnavailable extends Error {}
+
+/**
+ * The preflight of the suite's grader engines (each agent_judge's own `engine`), before any
+ * agent runs: each is loaded and checked once (a pinned version installed), and the adapter
+ * kept for the graders. @throws ConfigError for a pinned version npm does not have (at the
+ * pin's line: an inline engine's `version`, else the suite engine's), GraderEngineUnavailable
+ * for an engine that cannot run (not installed, no binary), naming the judge's case.
+ */
+export async function preflightGraderEngines(suite: Suite): Promise<Map<string, string | undefined>> {
+  const versions = new Map<string, string | undefined>();
+  const seen = new Set<EngineConfig>();
+  for (const c of suite.cases) {
+    for (const j of c.judges) {
+      if (j.type !== 'agent_judge' || !j.engine || seen.has(j.engine)) continue;
+      const engine = j.engine;
+      seen.add(engine);
+      try {
+        const a = await getAdapter(engine, suite);
+        const found = a.check ? await a.check(engine) : undefined;
+        versions.set(engine.displayName, found?.version);
+        checkedAdapters.set(engine, Promise.resolve(a));
+      } catch (e) {
+        if (!(e instanceof EngineUnavailable)) throw e;
+        const badPin = missingGraderVersionError(j, suite.evalFile, e.message);
+        if (badPin) throw badPin;
+        throw new GraderEngineUnavailable(`the grader's engine \`${engine.displayName}\` of case \`${c.id}\`'s agent_judge is not available: ${e.message}`);
+      }
+    }
+  }
+  return versions;
+}
+
+/** A pinned grader engine version npm does not have, as a config error at the pin (undefined for any other failure). */
+function missingGraderVersionError(spec: AgentJudgeSpec, evalFile: string, message: string): ConfigError | undefined {
+  const at = spec.engineVersionAt;
+  if (!at) return spec.engine ? missingVersionError(evalFile, spec.engine, message) : undefined;
+  const general = missingVersionError(evalFile, spec.engine!, message);
+  if (!general) return undefined;
+  // The message is the suite engine's; its place is the judge's own `version`.
+  const text = general.diagnostics.find((d) => d.severity === 'error')?.message ?? message;
+  return new ConfigError([{ file: at.file, line: at.line, col: at.col, path: at.path, message: text, severity: 'error' }]);
 }
 
 /**
@@ -329,7 +402,8 @@ async function graderRun(
     }
     const materials = await writeContext(ws.dir, spec, input, diff, opts);
     const inline = spec.context.finalMessage && Buffer.byteLength(input.finalMessage) <= 4096 && !input.finalMessageFile ? input.finalMessage : undefined;
-    const prompt = graderPrompt({ criteria: spec.criteria, contextDir: CONTEXT_DIR, materials: materialLines(materials), ...(inline !== undefined ? { finalMessage: inline } : {}) });
+    // Redacted exactly as the context files are (src/util/out.ts writers): the prompt reaches the grader engine, and with it an API.
+    const prompt = redactor().redact(graderPrompt({ criteria: spec.criteria, contextDir: CONTEXT_DIR, materials: materialLines(materials), ...(inline !== undefined ? { finalMessage: inline } : {}) }));
     await writeText(path.join(outDir, 'prompt.txt'), prompt);
     const ctx: EngineContext = {
       jobId: id,
@@ -364,8 +438,14 @@ async function graderRun(
       }
       return t;
     };
+    // A turn error, or an engine that reported failure through its exit code (a custom engine's
+    // SessionResult `exit_code`, a CLI's exit status): the run is unusable, whatever it answered.
     const failed = (t: TranscriptTurn) =>
-      t.error ? `grader run ${n} (${engine.displayName}): ${stop.signal.aborted && !opts.signal.aborted ? `timed out after ${spec.timeoutSeconds} s (the agent_judge's timeout_seconds)` : `${t.error.kind === 'api' ? 'engine API error' : 'engine error'}: ${t.error.message}`}` : undefined;
+      t.error
+        ? `grader run ${n} (${engine.displayName}): ${stop.signal.aborted && !opts.signal.aborted ? `timed out after ${spec.timeoutSeconds} s (the agent_judge's timeout_seconds)` : `${t.error.kind === 'api' ? 'engine API error' : 'engine error'}: ${t.error.message}`}`
+        : t.exitCode !== null && t.exitCode !== 0
+          ? `grader run ${n} (${engine.displayName}): the engine reported failure (exit code ${t.exitCode}); its answer is not used`
+          : undefined;
     const first = await turn(1, prompt);
     const firstError = failed(first);
     if (firstError) return { ok: false, reason: firstError };
@@ -375,9 +455,9 @@ async function graderRun(
     if (parsed1.ok) return parsed1;
     // One bounded correction: the same session when the engine resumes it, else a fresh prompt with the answer quoted.
     const resume = adapter.supportsResume && first.sessionId !== undefined;
-    const correction = resume
-      ? correctionPrompt({ criteria: spec.criteria, problems: parsed1.problems })
-      : correctionPrompt({ criteria: spec.criteria, problems: parsed1.problems, original: prompt, previousReply: reply1 });
+    const correction = redactor().redact(
+      resume ? correctionPrompt({ criteria: spec.criteria, problems: parsed1.problems }) : correctionPrompt({ criteria: spec.criteria, problems: parsed1.problems, original: prompt, previousReply: reply1 }),
+    );
     const second = await turn(2, correction, resume ? first.sessionId : undefined, resume ? [prompt, correction] : [correction]);
     const secondError = failed(second);
     if (secondError) return { ok: false, reason: secondError };
@@ -396,6 +476,6 @@ async function graderRun(
     if (!opts.keepWorkspaces) {
       await rm(ws.dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
       await rm(ws.homeDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
-    }
+    } else (spend.workspaces ??= []).push(ws.dir);
   }
 }

@@ -15,7 +15,7 @@ import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
 import { evaluatePostConditionOn, captureDetail } from '../judge/index.js';
 import { commitBaseline } from '../runtime/baseline.js';
 import { gradeFinished, wantsBaseline } from './grade.js';
-import { behaviourOfJob } from '../judge/behaviour/index.js';
+import { behaviourOfJob, loopThresholdOf } from '../judge/behaviour/index.js';
 import { turnText, withFullText } from '../judge/text.js';
 import { boundTurnText } from '../engine/final-text.js';
 import type { Assertion, Grading } from '../judge/types.js';
@@ -242,6 +242,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
       jobId: job.id,
       scripted: engineCfg.model.provider === 'scripted',
       modelBaseUrl: env.modelBaseUrl,
+      loopThreshold: loopThresholdOf(c.judges),
     }).catch((e: Error) => {
       note(result, `the behaviour checks could not be computed: ${e.message}`);
       return undefined;

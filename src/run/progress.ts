@@ -61,9 +61,10 @@ export function createProgress(total: number, out: NodeJS.WriteStream = process.
   };
 }
 
-/** The first failed assertion or the error reason, on one line. */
+/** An error's reason, else the first failed assertion (else the reason), on one line. */
 export function firstProblem(r: JobResult): string {
-  const failed = r.assertions.find((a) => !a.passed);
+  // An error's reason is why nothing was measured: it comes before any assertion that failed on the way.
+  const failed = r.status === 'error' && r.reason ? undefined : r.assertions.find((a) => !a.passed);
   const text = failed ? `${failed.text}: ${failed.evidence}` : (r.reason ?? '');
   return text.replace(/\s+/g, ' ').slice(0, 160);
 }

@@ -28,7 +28,7 @@ import { planSkillInstall, SkillInstallError } from '../skill/install.js';
 import { VERSION } from '../util/version.js';
 import { finishIteration, jobHooks, type RunExtras } from './extras.js';
 import type { ResolvedSkill } from './job.js';
-import { graderEngines } from './grader.js';
+import { graderEngines, preflightGraderEngines } from './grader.js';
 import { openJournal, resumeOptions, type RunLog } from './log.js';
 import { loadScripts, startScriptedModel } from './model.js';
 import { createProgress } from './progress.js';
@@ -89,7 +89,9 @@ export interface PreparedRun {
 /**
  * Gets the adapters of `engines` (checking each engine once), names each skill and checks its
  * file selection. An unavailable engine is reported through `notice` and its jobs become
- * errors; a pinned version npm does not have is a config error. @throws ConfigError
+ * errors; a pinned version npm does not have is a config error. The agent_judges' own engines
+ * are checked too (src/run/grader.ts preflightGraderEngines). @throws ConfigError,
+ * GraderEngineUnavailable when a grader engine cannot run
  */
 export async function prepareRun(suite: Suite, engines: EngineConfig[], outputRoot: string, notice: Notice = toStderr): Promise<PreparedRun> {
   const skills = await resolveSkills(suite, outputRoot);
@@ -111,6 +113,8 @@ export async function prepareRun(suite: Suite, engines: EngineConfig[], outputRo
       adapters.set(e.name, unavailableAdapter(e.name, err.message));
     }
   }
+  // The agent_judges' own engines, before any agent runs: a bad pin is exit 2, an engine that cannot run exit 3 (GraderEngineUnavailable).
+  await preflightGraderEngines(suite);
   return { adapters, versions, skills, scripts };
 }
 

@@ -35,6 +35,13 @@ function baselineEnv(ws: { dir: string; homeDir: string }, gitDir: string, extra
   };
 }
 
+/**
+ * What the baseline and the diff leave out: the top-level `.skill-up/` folder, which holds
+ * skill-up's own files in a workspace (a custom engine's `session-input.json`, a grader copy's
+ * context folder), never the agent's work (src/runtime/changes.ts skips it too).
+ */
+const OWN_FILES = [':(top,exclude).skill-up'];
+
 /** Options git gets on every baseline command: no hooks, no signing, no filters of the workspace's attributes' making. */
 const GIT_OPTS = ['-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgsign=false', '-c', 'core.autocrlf=false', '-c', 'core.excludesFile=/dev/null', '-c', 'core.quotePath=false'];
 
@@ -44,8 +51,8 @@ async function git(ws: { dir: string; homeDir: string }, gitDir: string, args: s
 }
 
 /**
- * Commits every file of `ws.dir` (ignored ones too: `add --force`; `.git` entries are never
- * added) into a new repository at `gitDir` (default {@link baselineGitDir}). Returns the git folder.
+ * Commits every file of `ws.dir` (ignored ones too: `add --force`; `.git` entries and the
+ * top-level `.skill-up/` are never added) into a new repository at `gitDir` (default {@link baselineGitDir}). Returns the git folder.
  * @throws Error naming the git command that failed (git missing, disk full); the caller decides
  *   what the grader then gets (the diff is marked unavailable).
  */
@@ -53,7 +60,7 @@ export async function commitBaseline(ws: { dir: string; homeDir: string }, gitDi
   await rm(gitDir, { recursive: true, force: true });
   await mkdir(path.dirname(gitDir), { recursive: true });
   await git(ws, gitDir, ['init', '-q'], {}, signal);
-  await git(ws, gitDir, ['add', '--all', '--force', '.'], {}, signal);
+  await git(ws, gitDir, ['add', '--all', '--force', '--', '.', ...OWN_FILES], {}, signal);
   await git(ws, gitDir, ['commit', '-q', '--allow-empty', '--no-verify', '-m', 'skill-up: workspace before the agent ran'], {}, signal);
   return gitDir;
 }
@@ -87,8 +94,8 @@ export async function diffAgainstBaseline(
   try {
     const extra = { GIT_INDEX_FILE: index };
     await git(ws, gitDir, ['read-tree', 'HEAD'], extra, opts.signal);
-    await git(ws, gitDir, ['add', '--all', '--force', '.'], extra, opts.signal);
-    const child = execa('git', [...GIT_OPTS, 'diff', '--cached', '--no-color', '--no-ext-diff', '--no-textconv', '--find-renames', 'HEAD'], {
+    await git(ws, gitDir, ['add', '--all', '--force', '--', '.', ...OWN_FILES], extra, opts.signal);
+    const child = execa('git', [...GIT_OPTS, 'diff', '--cached', '--no-color', '--no-ext-diff', '--no-textconv', '--find-renames', 'HEAD', '--', '.', ...OWN_FILES], {
       cwd: ws.dir,
       env: baselineEnv(ws, gitDir, extra),
       extendEnv: false,

@@ -53,7 +53,8 @@ export interface TrialResult {
 /** What the behaviour gates read of a trial: whether a tool loop or a silent failure was detected, and its claims. */
 export interface TrialBehaviour {
   toolLoop: boolean;
-  silentFailure: boolean;
+  /** null: cannot be known on this job (unacknowledged shell calls whose outcome the engine does not report). */
+  silentFailure: boolean | null;
   /** Claims found and claims verified. */
   claims: number;
   claimsVerified: number;

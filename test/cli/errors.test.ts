@@ -53,7 +53,7 @@ describe('bad input: one clear message per problem, exit code 2, never a stack t
     expect(r.stderr).toContain('unknown option `--trails`; did you mean `--trials`?');
     r = await runCli(['frobnicate']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('unknown command `frobnicate` (commands: run, validate, list-cases, report, compare, merge, calibrate, import');
+    expect(r.stderr).toContain('unknown command `frobnicate` (commands: run, validate, list-cases, report, compare, merge, regrade, calibrate, import');
     r = await runCli(['runn']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('unknown command `runn`; did you mean `run`?');

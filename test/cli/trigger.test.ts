@@ -91,8 +91,8 @@ describe('trigger evaluation on real engines (scripted model, offline)', () => {
     expect(xml.match(/<testcase /g)).toHaveLength(ENGINES.length * SET.length * 2);
     expect(xml).toContain('<property name="trigger.precision" value="0.6667"/>');
     expect(xml).toContain('<property name="trigger.counts" value="TP 4, FP 2, FN 4, TN 4"/>');
-    expect(xml).toContain('the skill `palette-helper` is not activated by this query: activated 1 time(s) (Skill tool)');
-    expect(xml).toContain('the skill `palette-helper` is activated by this query: not activated (offered: palette-helper)');
+    expect(xml).toContain('the skill `palette-helper` should not be activated by this query: it was activated 1 time(s) (Skill tool)');
+    expect(xml).toContain('the skill `palette-helper` should be activated by this query: it was not activated (offered: palette-helper)');
     const html = readFileSync(join(out, 'iteration-1/report.html'), 'utf8');
     expect(html).toContain('Trigger evaluation');
     expect(html).toContain('4 / 2 / 4 / 4');
@@ -127,6 +127,68 @@ describe('trigger evaluation on real engines (scripted model, offline)', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--trigger-only: the suite has no trigger case');
     expect((await runCli(['run', '--help'])).stdout).toContain('--trigger-only');
+  });
+});
+
+describe('a gate asked for is listed, INCONCLUSIVE when it has nothing to decide on (CLI exit codes)', () => {
+  type Gate = { name: string; engine: string | null; state: string; reason: string };
+  const gateLines = (doc: { gates: Gate[] }) => doc.gates.map((g) => `${g.name}:${g.engine}:${g.state}`);
+
+  it('--trigger-only --min-pass-rate: the pass-rate gate is INCONCLUSIVE and the misfires fail all_trials_passed (exit 1); report and merge keep the gates', async () => {
+    const skill = copyFixture();
+    const out = join(skill, '..', 'out');
+    const r = await runCli(['run', skill, '--trigger-only', '--min-pass-rate', '0.8', '--on-inconclusive', 'pass', '--output-dir', out]);
+    expect(r.code, r.stderr.slice(-2000)).toBe(1);
+    const doc = readDoc(out);
+    expect(validateResult(doc), JSON.stringify(validateResult.errors)).toBe(true);
+    expect(gateLines(doc)).toEqual(['max_error_rate:null:pass', 'all_trials_passed:null:fail', 'min_pass_rate:claude_code:inconclusive']);
+    expect(doc.gates[1].reason).toMatch(/^8 of 14 graded trigger trial\(s\) right \(6 misfired\)/);
+    expect(doc.gates[2].reason).toMatch(/only trigger cases ran on claude_code/);
+    expect(r.stdout).toMatch(/INCONCLUSIVE\s+min_pass_rate.*only trigger cases ran/);
+    expect(r.stdout).toMatch(/FAIL\s+all_trials_passed: 8 of 14 graded trigger trial/);
+    // `skill-up report` shows the recorded gates; `merge` of two shards decides the same ones anew.
+    const rep = await runCli(['report', join(out, 'iteration-1'), '--format', 'markdown', '--output-dir', join(out, 'again')]);
+    expect(rep.code, rep.stderr).toBe(0);
+    expect(rep.stdout).toMatch(/min_pass_rate.*INCONCLUSIVE|INCONCLUSIVE.*min_pass_rate/);
+    const shards = [];
+    for (const i of [1, 2]) {
+      const s = await runCli(['run', skill, '--trigger-only', '--min-pass-rate', '0.8', '--min-trigger-recall', '0.9', '--shard', `${i}/2`, '--output-dir', join(out, `shard-${i}`)]);
+      expect(s.stderr).not.toContain('internal error');
+      shards.push(join(out, `shard-${i}`, 'iteration-1'));
+    }
+    const m = await runCli(['merge', ...shards, '--output-dir', join(out, 'merged')]);
+    expect(m.stderr).not.toContain('internal error');
+    const merged = JSON.parse(readFileSync(join(out, 'merged', readdirSync(join(out, 'merged')).find((d) => d.startsWith('iteration-'))!, 'result.json'), 'utf8'));
+    expect(gateLines(merged)).toEqual(['max_error_rate:null:pass', 'min_pass_rate:claude_code:inconclusive', 'min_trigger_recall:claude_code:fail']);
+    expect(m.code).toBe(1);
+  }, 600_000);
+
+  it('a trigger gate on a run without trigger cases (none in the suite, or --case leaves them out) is INCONCLUSIVE: exit 4, mappable', async () => {
+    const noTriggers = await runCli(['run', join(ROOT, 'examples/greeting-files'), '--min-trigger-precision', '0.5', '--output-dir', join(copyFixture(), '..', 'out')]);
+    expect(noTriggers.code, noTriggers.stderr.slice(-2000)).toBe(4);
+    expect(noTriggers.stdout).toMatch(/INCONCLUSIVE\s+min_trigger_precision.*no trigger case ran: no case sets `should_trigger`/);
+    const skill = copyFixture();
+    const out = join(skill, '..', 'out');
+    const r = await runCli(['run', skill, '--case', 'palette-file', '--min-trigger-recall', '0.9', '--output-dir', out]);
+    expect(r.code, r.stderr.slice(-2000)).toBe(4);
+    const doc = readDoc(out);
+    expect(validateResult(doc), JSON.stringify(validateResult.errors)).toBe(true);
+    expect(gateLines(doc)).toEqual(['max_error_rate:null:pass', 'all_trials_passed:null:pass', 'min_trigger_recall:claude_code:inconclusive']);
+    expect(doc.gates[2].reason).toContain('the case selection (--case, --tag, --shard) left them out');
+    const mapped = await runCli(['run', skill, '--case', 'palette-file', '--min-trigger-recall', '0.9', '--on-inconclusive', 'fail', '--output-dir', out]);
+    expect(mapped.code).toBe(1);
+  }, 300_000);
+
+  it('validate warns (file:line) for a trigger gate on a suite without trigger cases, and is quiet when it has them', async () => {
+    const evalYaml = 'schema_version: v1alpha1\nengine: { name: claude_code }\ncases:\n  files: [evals/cases/*.yaml]\ngates:\n  min_pass_rate: 0.5\n  min_trigger_recall: 0.9\n';
+    const skill = writeSkill({ 'evals/eval.yaml': evalYaml, 'evals/cases/a.yaml': 'input: { prompt: hi }\n' });
+    const r = await runCli(['validate', skill]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/evals\/eval\.yaml:7:\d+: warning: gates\.min_trigger_recall: the suite has no trigger case .*INCONCLUSIVE \(exit 4\)/);
+    const withTriggers = writeSkill({ 'evals/eval.yaml': evalYaml, 'evals/cases/a.yaml': 'input: { prompt: hi }\nshould_trigger: true\n' });
+    const ok = await runCli(['validate', withTriggers]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stderr).not.toContain('min_trigger_recall');
   });
 });
 
@@ -172,6 +234,15 @@ describe('trigger config errors (exit 2, file:line: field: message)', () => {
     const m = await runCli(['validate', missing]);
     expect(m.code).toBe(2);
     expect(m.stderr).toMatch(/eval\.yaml:5:\d+: triggers\.file: trigger file `evals\/nope\.json` not found/);
+    // A UTF-8 byte-order mark is accepted; a truncated file is reported where it ends.
+    const bom = writeSkill({ 'evals/eval.yaml': evalYaml('triggers: { file: evals/t.json }\n'), 'evals/cases/a.yaml': 'input: { prompt: hi }\n', 'evals/t.json': '\uFEFF[{"query": "make a palette", "should_trigger": true}]\n' });
+    const withBom = await runCli(['validate', bom]);
+    expect(withBom.code, withBom.stderr).toBe(0);
+    expect(withBom.stdout).toContain('(2 case(s)');
+    const cut = writeSkill({ 'evals/eval.yaml': evalYaml('triggers: { file: evals/t.json }\n'), 'evals/cases/a.yaml': 'input: { prompt: hi }\n', 'evals/t.json': '[\n  {"query": "make a palette", "should_trigger": true},\n  {"query": "sort", "should_trigger": false}\n' });
+    const truncated = await runCli(['validate', cut]);
+    expect(truncated.code).toBe(2);
+    expect(truncated.stderr).toMatch(/t\.json:3:45: not valid JSON: the file ends before the JSON is complete/);
     const notList = writeSkill({ 'evals/eval.yaml': evalYaml('triggers: { file: evals/t.json }\n'), 'evals/cases/a.yaml': 'input: { prompt: hi }\n', 'evals/t.json': '{"evals": []}' });
     expect((await runCli(['validate', notList])).stderr).toMatch(/t\.json:1:1: a trigger eval set must be a JSON array .* this looks like an evals\.json/);
   });
@@ -200,6 +271,20 @@ describe('skill-up import of a trigger eval set', () => {
     const again = await runCli(['import', join(skill, 'evals-trigger.json'), '--output', out]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('would overwrite');
+    // Into a folder outside any skill: as for an evals.json, the new eval.yaml names the set's skill and loads (exit 0).
+    const elsewhere = join(skill, '..', 'elsewhere');
+    const away = await runCli(['import', join(skill, 'evals-trigger.json'), '--output', elsewhere]);
+    expect(away.code, away.stderr).toBe(0);
+    expect(away.stdout).toContain(`✓ the suite loads: ${SET.length} trigger case(s)`);
+    expect(readFileSync(join(elsewhere, 'eval.yaml'), 'utf8')).toMatch(/skills:\n {2}- source: local_path\n {4}path: \.\.\/demo-skill\n/);
+    expect((await runCli(['list-cases', elsewhere])).code).toBe(0);
+    // A set outside any skill into a folder outside any skill: refused before anything is written.
+    const loose = mkdtempSync(join(tmpdir(), 'su-loose-'));
+    writeFileSync(join(loose, 'trig.json'), JSON.stringify(set));
+    const refused = await runCli(['import', join(loose, 'trig.json'), '--output', join(loose, 'out')]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/holds a SKILL\.md, so the trigger cases would have no skill to judge/);
+    expect(existsSync(join(loose, 'out'))).toBe(false);
     writeFileSync(join(skill, 'bad.json'), '[\n  {"query": "x"}\n]');
     const bad = await runCli(['import', join(skill, 'bad.json'), '--output', join(skill, 'other')]);
     expect(bad.code).toBe(2);

@@ -21,7 +21,7 @@ describe('convertEvals + writeImported', () => {
     expect(suite.engine.name).toBe('claude_code');
     expect(suite.benchmark.enabled).toBe(true);
     expect(suite.trials).toBe(3);
-    expect(suite.report.formats).toEqual(['json', 'junit', 'markdown', 'benchmark']);
+    expect(suite.report.formats).toEqual(['json', 'junit', 'markdown', 'benchmark', 'html']);
     const [one, two, three] = suite.cases;
     expect(one).toMatchObject({
       id: 'eval-1',

@@ -73,6 +73,10 @@ describe('readEvalsJson', () => {
     expect(f.bag.hasErrors).toBe(false);
   });
 
+  it('refuses a typo of a field the eval lacks (its grading would be dropped), with the field it meant', () => {
+    expect(errorsOf(JSON.stringify({ evals: [{ prompt: 'p', expectation: ['a'] }] }))).toEqual(['1:25: evals[0].expectation: unknown key `expectation`; did you mean `expectations`?']);
+  });
+
   it('finds the skill root above evals/ and names a missing file', () => {
     expect(skillRootOfEvalsJson('/a/skill/evals/evals.json')).toBe('/a/skill');
     expect(skillRootOfEvalsJson('/a/skill/evals.json')).toBe('/a/skill');

@@ -75,6 +75,21 @@ describe('workspace baseline', () => {
     expect(byBytes.text).toMatch(/\[skill-up: diff cut here; the whole diff has \d+ line\(s\), \d+ byte\(s\)\]/);
   });
 
+  it("leaves skill-up's own top-level .skill-up/ out of the baseline and the diff (a nested one is the agent's)", async () => {
+    const ws = workspace({ 'a.txt': 'x\n', '.skill-up/session-input.json': '{"before":1}' });
+    await commitBaseline(ws);
+    writeFileSync(path.join(ws.dir, '.skill-up/session-input.json'), '{"after":2}');
+    writeFileSync(path.join(ws.dir, '.skill-up/new.json'), '{}');
+    mkdirSync(path.join(ws.dir, 'sub/.skill-up'), { recursive: true });
+    writeFileSync(path.join(ws.dir, 'sub/.skill-up/mine.txt'), 'agent\n');
+    writeFileSync(path.join(ws.dir, 'a.txt'), 'y\n');
+    const d = await diffAgainstBaseline(ws, { maxBytes: 65536 });
+    expect(d.text).toContain('b/a.txt');
+    expect(d.text).toContain('b/sub/.skill-up/mine.txt');
+    expect(d.text).not.toMatch(/ b\/\.skill-up\//);
+    expect(d.text).not.toContain('session-input.json');
+  });
+
   it('without a baseline the diff fails with git named', async () => {
     const ws = workspace({ 'a.txt': 'x' });
     await expect(diffAgainstBaseline(ws, { maxBytes: 1024 })).rejects.toThrow(/git/);

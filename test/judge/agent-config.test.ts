@@ -153,6 +153,32 @@ describe('agent_judge config', () => {
     expect(d.file).toBe(path.join(bad, 'evals/eval.yaml'));
   });
 
+  it('warns (file:line, not an error) about pass_threshold 0 and criteria with the same text', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': MINIMAL_EVAL,
+      'evals/cases/a.yaml': `${MINIMAL_CASE}judge:\n  type: agent_judge\n  pass_threshold: 0\n  criteria:\n    - same thing\n    - { id: again, text: "Same   Thing" }\n    - other\n`,
+    });
+    const { warnings } = await loadOk(dir);
+    const shown = show(warnings, dir);
+    expect(shown.filter((l) => /pass_threshold: 0/.test(l))).toEqual([expect.stringMatching(/^evals\/cases\/a\.yaml:\d+:19: warning: judge\.pass_threshold: `pass_threshold: 0` passes every job/)]);
+    expect(shown.filter((l) => /same text/.test(l))).toEqual([expect.stringMatching(/^evals\/cases\/a\.yaml:\d+:\d+: warning: judge\.criteria\[1\]\.text: criterion `again` has the same text as criterion `c1` \(line \d+\)/)]);
+    expect(warnings.filter((w) => /other/.test(w.message))).toEqual([]);
+  });
+
+  it('an eval-level `criteria` that is a map is refused as not a list, without a misleading "no criteria"', async () => {
+    const dir = writeSkill({ 'evals/eval.yaml': `${MINIMAL_EVAL}judge: {type: agent_judge, criteria: {a: b}}\n`, 'evals/cases/a.yaml': MINIMAL_CASE });
+    const diags = await loadErrors(dir);
+    expect(only(diags, /criteria/).message).toMatch(/expected a non-empty list of criteria/);
+    expect(diags.filter((d) => /has no `criteria`/.test(d.message))).toEqual([]);
+  });
+
+  it('an imported evals.json with a repeated expectation warns (skill-up run --auto, validate)', async () => {
+    const dir = writeSkill({ 'evals/evals.json': JSON.stringify({ skill_name: 'x', evals: [{ id: 1, prompt: 'do it', expectations: ['x holds', 'x holds'] }] }) });
+    const { loadEvalsJsonSuite } = await import('../../src/import/auto.js');
+    const { warnings } = await loadEvalsJsonSuite(path.join(dir, 'evals/evals.json'));
+    expect(show(warnings, dir)).toContainEqual(expect.stringMatching(/^evals\/evals\.json:1:\d+: warning: .*this expectation repeats an earlier one of this eval; it becomes one criterion/));
+  });
+
   it('no longer warns that skills or context are not supported', async () => {
     const dir = writeSkill({ 'evals/eval.yaml': MINIMAL_EVAL, 'evals/cases/a.yaml': `${MINIMAL_CASE}judge: {type: agent_judge, criteria: [x], skills: [], context: {profile: minimal}}\n` });
     const { warnings } = await loadOk(dir);

@@ -34,6 +34,17 @@ describe('listingEntry', () => {
     expect(listingEntry(xml, 'report-writer')).toBe('<skill><name>report-writer</name><description>Reports.</description></skill>');
     expect(listingEntry(`x${'- report-writer: '.repeat(100_000)}`, 'report-writer')).toBeUndefined();
   });
+
+  it('allows white space around the name in the XML listing (Qwen Code 0.24.4 writes `<name>\\nNAME\\n</name>`), in linear time', () => {
+    const qwen = '<available_skills>\n<skill>\n<name>\nreport-writer\n</name>\n<description>\nWrites reports. (project)\n</description>\n</skill>\n</available_skills>';
+    expect(listingEntry(qwen, 'report-writer')).toBe('<skill>\n<name>\nreport-writer\n</name>\n<description>\nWrites reports. (project)\n</description>\n</skill>');
+    expect(listingEntry(qwen, 'report')).toBeUndefined();
+    expect(listingEntry('<skill><name> report-writer-2 </name></skill>', 'report-writer')).toBeUndefined();
+    const started = Date.now();
+    expect(listingEntry(`<skill>${'<name>   report-writer   '.repeat(200_000)}`, 'report-writer')).toBeUndefined();
+    expect(listingEntry(`<skill>${'<name>'.repeat(500_000)}${' '.repeat(1_000_000)}`, 'report-writer')).toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
 });
 
 describe('skillContextCost', () => {

@@ -11,7 +11,7 @@ import { behaviourConfigOf, behaviourGates, maxRateState } from '../../src/gate/
 import { seededRandom } from '../../src/stats/distributions.js';
 import type { TrialResult } from '../../src/stats/summarise.js';
 
-function trial(i: number, over: Partial<TrialResult> & { loop?: boolean; silent?: boolean; claims?: number; verified?: number } = {}): TrialResult {
+function trial(i: number, over: Partial<TrialResult> & { loop?: boolean; silent?: boolean | null; claims?: number; verified?: number } = {}): TrialResult {
   const { loop = false, silent = false, claims = 0, verified = 0, ...rest } = over;
   return {
     caseId: `c${i % 5}`,
@@ -47,6 +47,13 @@ describe('behaviour gates', () => {
     const loop = d.gates.find((x) => x.name === 'max_tool_loop_rate' && x.engine === 'claude_code')!;
     expect(loop.reason).toBe('0 of 40 graded with_skill job(s) had a tool loop: 0% [0%, 9%] (95% Wilson interval over jobs) is at most 20%');
     expect(d.exitCode).toBe(1);
+  });
+
+  it('counts a job whose silent failure cannot be known (null) neither way', () => {
+    const trials = [...Array.from({ length: 30 }, (_, i) => trial(i, { silent: null })), trial(30, { silent: true })];
+    const g = behaviourGates(trials, { maxSilentFailureRate: 0.2 })[0]!;
+    expect(g.reason).toMatch(/^1 of 1 graded with_skill job\(s\) had a silent failure/);
+    expect(behaviourGates(Array.from({ length: 5 }, (_, i) => trial(i, { silent: null })), { maxSilentFailureRate: 0.2 })[0]!.state).toBe('inconclusive');
   });
 
   it('is INCONCLUSIVE with no job to count or an interval straddling the threshold; absent when not configured', () => {

@@ -14,6 +14,7 @@ import {
   longestToolRun,
   matchPath,
   pathOf,
+  shellExitsUnobservable,
   silentFailures,
   statedExitCode,
   verifyClaims,
@@ -50,6 +51,30 @@ describe('extractClaims', () => {
     expect(found('Create report.md with the summary')).toEqual([]); // an instruction, not a past claim
   });
 
+  it('claims nothing for a verb whose object is "nothing", "none", "no …" or "zero …"', () => {
+    expect(found('I deleted nothing; `keep.md` is unchanged.')).toEqual([]);
+    expect(found('Removed none of the files: keep.md stays.')).toEqual([]);
+    expect(found('I changed no files besides reading `notes.md`.')).toEqual([]);
+    expect(found('Modified zero files, `a.ts` included.')).toEqual([]);
+    // Another verb in the sentence still claims its own path.
+    expect(found('I deleted nothing in the end, and then created `new.md`.')).toEqual(['file_created:new.md']);
+    expect(found('Deleted `old.md`; nothing else changed.')).toEqual(['file_deleted:old.md']);
+  });
+
+  it('claims no "tests pass" for a partial pass: except, but, other than, apart from after the pass word', () => {
+    const kinds = (t: string) => extractClaims(t, 1).map((c) => c.kind);
+    expect(kinds('All 12 tests pass except 2.')).toEqual([]);
+    expect(kinds('Except for the e2e suite, all tests passed.')).toEqual([]);
+    expect(kinds('All 12 tests pass but 2.')).toEqual([]);
+    expect(kinds('The tests passed other than the flaky one.')).toEqual([]);
+    expect(kinds('Tests pass apart from `test_io`.')).toEqual([]);
+    expect(kinds('The suite is green, aside from two skipped specs.')).toEqual([]);
+    // Beyond the window the pass claim stands; before the pass word "but" is not an exception.
+    expect(kinds('All tests pass, and I then tidied up the README file and the docs, but left the changelog alone.')).toEqual(['tests_pass']);
+    expect(kinds('It took a while, but all tests pass.')).toEqual(['tests_pass']);
+    expect(kinds('The other tests passed.')).toEqual(['tests_pass']);
+  });
+
   it('finds "tests pass" claims, but not failure reports, conditions or instructions', () => {
     const kinds = (t: string) => extractClaims(t, 1).map((c) => c.kind);
     expect(kinds('All 12 tests passed.')).toEqual(['tests_pass']);
@@ -84,6 +109,8 @@ describe('extractClaims', () => {
       `${'x'.repeat(1_000_000)}.md created`,
       'Files created:\n' + '- a.md\n'.repeat(150_000),
       '](('.repeat(300_000),
+      'tests pass other '.repeat(100_000),
+      'deleted nothing '.repeat(100_000) + '`x.md`',
     ];
     const started = Date.now();
     for (const s of inputs) expect(extractClaims(s, 1).length).toBeLessThanOrEqual(50);
@@ -136,6 +163,21 @@ describe('verifyClaims', () => {
     expect(check([{ index: 1, toolCalls: [{ name: 'shell', input: { command: ['go', 'test', './...'] } }] }]).evidence).toContain('did not report its outcome');
     // Gemini CLI reports success but states the exit code in its output.
     expect(check([{ index: 1, toolCalls: [{ name: 'run_shell_command', input: { command: 'cargo test' }, isError: false, output: 'Exit Code: 101' }] }]).verified).toBe(false);
+  });
+
+  it('never verifies "tests pass" on an engine that does not report shell exit statuses (Gemini CLI)', () => {
+    const [claim] = extractClaims('Ran npm test: all tests pass.', 1);
+    const turns = [{ index: 1, toolCalls: [{ name: 'run_shell_command', input: { command: 'npm test' }, isError: false, output: 'npm error enoent Could not read package.json' }] }];
+    const gemini = verifyClaims([claim!], { turns, engine: 'gemini_cli' })[0]!;
+    expect(gemini.verified).toBe(false);
+    expect(gemini.evidence).toBe(`the last test command "npm test" (turn 1) ran, but the engine did not report its outcome (Gemini CLI's output does not say whether a shell command failed (its exit status is not reported))`);
+    // An alias names the same engine; an engine that reports exits trusts isError: false; a stated exit code 0 still counts on Gemini CLI.
+    expect(verifyClaims([claim!], { turns, engine: 'gemini' })[0]!.verified).toBe(false);
+    expect(verifyClaims([claim!], { turns, engine: 'qwen_code' })[0]!.verified).toBe(true);
+    const stated = [{ index: 1, toolCalls: [{ ...turns[0]!.toolCalls[0]!, output: 'ok\nExit Code: 0' }] }];
+    expect(verifyClaims([claim!], { turns: stated, engine: 'gemini_cli' })[0]!.verified).toBe(true);
+    expect(shellExitsUnobservable('gemini_cli')).toContain('Gemini CLI');
+    for (const e of ['claude_code', 'codex', 'opencode', 'qwen_code', 'custom', undefined]) expect(shellExitsUnobservable(e), String(e)).toBeUndefined();
   });
 });
 
@@ -195,6 +237,20 @@ describe('silentFailures', () => {
     expect(silentFailures([turn(1, 'Here it is.', [failed('Exit code 1'), ok])])).toMatchObject({ failures: 1, recovered: 1, detected: false });
   });
 
+  it('on an engine that does not report shell exits, counts shell calls of unknown outcome and those no answer acknowledges', () => {
+    const cat: ToolCall = { name: 'run_shell_command', input: { command: 'cat /nonexistent-file' }, isError: false, output: 'cat: /nonexistent-file: No such file or directory' };
+    const read: ToolCall = { name: 'read_file', input: { file_path: 'a' }, isError: false, output: 'x' };
+    const why = shellExitsUnobservable('gemini_cli');
+    const s = silentFailures([turn(1, 'All done, everything went well.', [read, cat])], undefined, why);
+    expect(s).toMatchObject({ failures: 0, detected: false, unobservable: { reason: why, shellCalls: 1, unacknowledged: 1, examples: [{ turn: 1, tool: 'run_shell_command', error: 'cat /nonexistent-file' }] } });
+    expect(silentFailures([turn(1, 'The file was not found.', [cat])], undefined, why).unobservable).toMatchObject({ shellCalls: 1, unacknowledged: 0 });
+    // A call the engine marked failed is still a failure; an engine that reports exits has no unobservable part.
+    const marked = silentFailures([turn(1, 'Done.', [{ ...cat, isError: true }])], undefined, why);
+    expect(marked.detected).toBe(true);
+    expect(marked.unobservable).toBeUndefined();
+    expect(silentFailures([turn(1, 'Done.', [cat])]).unobservable).toBeUndefined();
+  });
+
   it('matches acknowledgements at word starts only, in linear time on long answers', () => {
     expect(acknowledgement('It FAILED twice')).toBe('fail');
     expect(acknowledgement('terror and ferrors')).toBeUndefined();
@@ -225,6 +281,30 @@ describe('the behaviour rule kinds', () => {
     expect(noSilentFailureCheck(silent).holds).toBe(false);
     expect(noSilentFailureCheck(silent).evidence).toContain('Bash in turn 1: "Exit code 1"');
   });
+
+  it('no_silent_failure is undecided (the judge an error) when shell exits cannot be seen (Gemini CLI) and no answer mentions a problem', async () => {
+    const cat: ToolCall = { name: 'run_shell_command', input: { command: 'cat /nonexistent-file' }, isError: false, output: 'cat: /nonexistent-file: No such file or directory' };
+    const gemini = (answer: string) => {
+      const input = makeInput({ workspace: '/nonexistent', turns: [turn(1, answer, [cat])] });
+      return { ...input, transcript: { ...input.transcript, engine: 'gemini_cli' } };
+    };
+    expect(noSilentFailureCheck(gemini('All done, everything went well.'))).toEqual({
+      holds: false,
+      unknown: true,
+      evidence: `cannot be checked: Gemini CLI's output does not say whether a shell command failed (its exit status is not reported); 1 of 1 shell call(s) of unknown outcome not mentioned by any answer from their turn on (run_shell_command in turn 1: "cat /nonexistent-file")`,
+    });
+    const told = noSilentFailureCheck(gemini('The file was not found.'));
+    expect(told.holds).toBe(true);
+    expect(told.evidence).toContain('1 shell call(s) of unknown outcome');
+    // The same transcript on an engine that reports exits: isError false is a success.
+    const qwen = gemini('All done, everything went well.');
+    expect(noSilentFailureCheck({ ...qwen, transcript: { ...qwen.transcript, engine: 'qwen_code' } })).toEqual({ holds: true, evidence: 'no tool call failed and the engine reported no error' });
+    // Through a rule_based judge: an error naming why, never a pass or a fail.
+    const { runRuleJudge } = await import('../../src/judge/rules.js');
+    const outcome = await runRuleJudge({ success: [{ noSilentFailure: { enabled: true } } as never], failure: [] }, gemini('All done, everything went well.'));
+    expect(outcome.status).toBe('error');
+    expect(outcome.reason).toMatch(/^cannot be checked on this job: no_silent_failure: cannot be checked: Gemini CLI's output/);
+  });
 });
 
 describe('computeBehaviour', () => {
@@ -236,5 +316,14 @@ describe('computeBehaviour', () => {
       requests: { unobservable: 'unknown: a real model' },
     });
     expect(b).toMatchObject({ claimsTotal: 1, claimsVerified: 1, toolLoop: { longestRun: 1, detected: false }, silentFailure: { detected: true }, skillContext: { observed: false, reason: 'unknown: a real model' } });
+  });
+});
+
+describe('loopThresholdOf', () => {
+  it("takes the case's smallest no_tool_loop max_repeats, so the record and the rule agree", async () => {
+    const { loopThresholdOf } = await import('../../src/judge/behaviour/index.js');
+    const rule = (n: number) => ({ noToolLoop: { maxRepeats: n } });
+    expect(loopThresholdOf([])).toBe(3);
+    expect(loopThresholdOf([{ type: 'rule_based', success: [rule(5)], failure: [] } as never, { type: 'rule_based', success: [], failure: [rule(4)] } as never])).toBe(4);
   });
 });

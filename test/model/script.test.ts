@@ -43,6 +43,12 @@ describe('loadModelScript', () => {
     }
   });
 
+  it('suggests the full name of an action cut short (`write` → `write_file`)', async () => {
+    const { suggest } = await import('../../src/model/script.js');
+    expect(suggest('write', ['say', 'write_file', 'read_file', 'run'])).toBe('; did you mean "write_file"?');
+    expect(suggest('wr', ['say', 'write_file'])).toBe(' (expected one of: say, write_file)');
+  });
+
   it('reports a missing file without a stack trace', async () => {
     await expect(loadModelScript('/nonexistent/model.yaml')).rejects.toThrow(/nonexistent\/model.yaml: cannot read model script: file not found/);
   });

@@ -90,6 +90,16 @@ describe('buildBenchmarks', () => {
     expect(bm.notes[0]).toMatch(/^1 run\(s\) ended in error and 0 were skipped/);
   });
 
+  it('leaves trigger jobs out: the benchmark compares the variants on tasks, and a trigger-only run has none', () => {
+    const trigger = (t: number, activated: boolean) =>
+      job(`trigger-q${t}`, 'with_skill', 1, [['the skill is activated by this query', activated]], { trigger: { skill: 'my-skill', shouldTrigger: true, activated, query: `q${t}` } });
+    const bm = buildBenchmarks(makeDoc([...results, trigger(1, true), trigger(2, false)]))[0]!.benchmark;
+    expect(bm.runs).toHaveLength(8);
+    expect(bm.runs.some((r) => r.eval_name.startsWith('trigger-'))).toBe(false);
+    expect(bm.run_summary.with_skill!.pass_rate).toEqual(calculateStats([1, 0.5, 1]));
+    expect(buildBenchmarks(makeDoc([trigger(1, true), trigger(2, false)]))).toEqual([]);
+  });
+
   it("puts skill-up's statistics under the new key `statistics`, not into run_summary", () => {
     const bm = buildBenchmarks(makeDoc(results))[0]!.benchmark;
     expect(Object.keys(bm)).toEqual(['metadata', 'runs', 'run_summary', 'notes', 'statistics']);

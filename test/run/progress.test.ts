@@ -83,4 +83,10 @@ describe('progress display', () => {
     expect(firstProblem(result({ reason: `x\n${'y'.repeat(300)}` }))).toHaveLength(160);
     expect(firstProblem(result({ reason: 'a\n\tb' }))).toBe('a b');
   });
+
+  it("an error's reason comes before a failed assertion, a failure's first failed assertion before its reason", () => {
+    const failed = [{ text: '[behaviour] claims_verified', passed: false, evidence: '1 of 3 verified' }];
+    expect(firstProblem(result({ status: 'error', reason: 'grader run 1 answered unusably twice', assertions: failed }))).toBe('grader run 1 answered unusably twice');
+    expect(firstProblem(result({ status: 'fail', reason: 'judge failed', assertions: failed }))).toBe('[behaviour] claims_verified: 1 of 3 verified');
+  });
 });

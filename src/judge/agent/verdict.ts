@@ -89,5 +89,6 @@ export function addSpend(a: JudgeSpend | undefined, b: JudgeSpend): JudgeSpend {
     ...(a.costEstimated || b.costEstimated ? { costEstimated: true } : {}),
     runs: a.runs + b.runs,
     ...(agreements.length ? { agreement: agreements.reduce((s, x) => s + x, 0) / agreements.length } : {}),
+    ...(a.workspaces || b.workspaces ? { workspaces: [...(a.workspaces ?? []), ...(b.workspaces ?? [])] } : {}),
   };
 }

@@ -7,6 +7,7 @@ import { clip, nameList } from '../evidence.js';
 import type { JudgeInput } from '../types.js';
 import { answeredTurn, claimsOf, verifyClaims } from './claims.js';
 import { longestToolRun } from './loops.js';
+import { shellExitsUnobservable } from './shell.js';
 import { ACKNOWLEDGEMENTS, silentFailures } from './silent.js';
 import { CLAIM_KINDS, type ClaimKind } from './types.js';
 
@@ -14,6 +15,8 @@ import { CLAIM_KINDS, type ClaimKind } from './types.js';
 export interface BehaviourCheck {
   holds: boolean;
   evidence: string;
+  /** The record cannot decide it: the rule judge is then an `error` (src/judge/rules.ts `Check`). */
+  unknown?: boolean;
 }
 
 /** Claims shown in evidence. */
@@ -24,7 +27,7 @@ export function claimsVerifiedCheck(input: JudgeInput, kinds: readonly ClaimKind
   const { found } = claimsOf(input.transcript.turns, input.turnStatus);
   const claims = verifyClaims(
     found.filter((c) => kinds.includes(c.kind)),
-    { changes: input.changes, turns: input.transcript.turns },
+    { changes: input.changes, turns: input.transcript.turns, engine: input.transcript.engine },
   );
   if (claims.length === 0) return { holds: true, evidence: `no ${kinds.length === CLAIM_KINDS.length ? '' : `${kinds.join('/')} `}claim found in the answers` };
   const bad = claims.filter((c) => !c.verified);
@@ -44,12 +47,28 @@ export function noToolLoopCheck(input: JudgeInput, maxRepeats: number): Behaviou
     : { holds: true, evidence: `longest run of identical calls: ${run}; below ${maxRepeats} (${calls} call(s) in all)` };
 }
 
-/** `no_silent_failure`: every failed tool call and engine error is acknowledged by an answer from its turn on. */
+/**
+ * `no_silent_failure`: every failed tool call and engine error is acknowledged by an answer from
+ * its turn on. On an engine that does not report shell exit statuses (Gemini CLI), a shell call
+ * no answer acknowledges leaves it undecided (`unknown`: the judge is an `error` saying so):
+ * a failure there can be neither ruled out nor shown, so neither a pass nor a fail. A failure the
+ * engine did report and no answer mentions still fails it.
+ */
 export function noSilentFailureCheck(input: JudgeInput): BehaviourCheck {
-  const s = silentFailures(input.transcript.turns, (t) => answeredTurn(t, input.turnStatus));
-  if (s.failures === 0) return { holds: true, evidence: 'no tool call failed and the engine reported no error' };
+  const s = silentFailures(input.transcript.turns, (t) => answeredTurn(t, input.turnStatus), shellExitsUnobservable(input.transcript.engine));
+  const u = s.unobservable;
+  if (!s.detected && u && u.unacknowledged > 0) {
+    const listed = u.examples.map((f) => `${f.tool} in turn ${f.turn}: ${JSON.stringify(clip(f.error, 120))}`);
+    return {
+      holds: false,
+      unknown: true,
+      evidence: `cannot be checked: ${u.reason}; ${u.unacknowledged} of ${u.shellCalls} shell call(s) of unknown outcome not mentioned by any answer from their turn on (${listed.join('; ')}${u.unacknowledged > listed.length ? '; …' : ''})${s.failures ? `; ${s.failures} reported failure(s), each acknowledged or retried` : ''}`,
+    };
+  }
+  const unseen = u ? `; ${u.shellCalls} shell call(s) of unknown outcome (${u.reason}), each acknowledged by an answer` : '';
+  if (s.failures === 0) return { holds: true, evidence: `no tool call failed and the engine reported no error${unseen}` };
   const recovered = s.recovered ? `, ${s.recovered} retried successfully` : '';
-  if (!s.detected) return { holds: true, evidence: `${s.failures} failure(s)${recovered}; every other one acknowledged by an answer` };
+  if (!s.detected) return { holds: true, evidence: `${s.failures} failure(s)${recovered}; every other one acknowledged by an answer${unseen}` };
   const listed = s.unmentioned.map((f) => `${f.tool} in turn ${f.turn}: ${JSON.stringify(clip(f.error, 120))}`);
   return {
     holds: false,

@@ -6,7 +6,8 @@
  *   offer none, src/model/offered.ts), the skill's own entry in the engine's listing among the
  *   context texts (system prompt, system messages, reminders; src/model/conversation.ts
  *   `contextTexts`): the `- <name>: <description>` line (Claude Code, Codex) or the
- *   `<skill>…<name>NAME</name>…</skill>` element (OpenCode, Gemini CLI, Qwen Code). Only the
+ *   `<skill>…<name>NAME</name>…</skill>` element, white space allowed around NAME (OpenCode,
+ *   Gemini CLI; Qwen Code writes `<name>\nNAME\n</name>`). Only the
  *   installed skills' entries count: an engine's built-in skills are listed in both variants.
  * - **body**: after the call that loads the skill (src/model/conversation.ts `skillOfToolCall`:
  *   a skill tool, or a read of `…/<name>/SKILL.md`), its tool result plus the text the engine
@@ -31,14 +32,34 @@ export function listingEntry(text: string, skill: string): string | undefined {
     }
     at = text.indexOf(dash, at + 1);
   }
-  const name = `<name>${skill}</name>`;
-  const n = text.indexOf(name);
+  const n = nameElement(text, skill);
   if (n >= 0) {
     const open = text.lastIndexOf('<skill>', n);
     const close = text.indexOf('</skill>', n);
     if (open >= 0 && close > n) return text.slice(open, close + '</skill>'.length);
   }
   return undefined;
+}
+
+const isSpace = (ch: string | undefined) => ch === ' ' || ch === '\n' || ch === '\r' || ch === '\t';
+
+/**
+ * Where the element `<name>SKILL</name>` starts in `text`, white space allowed around the name
+ * (Qwen Code 0.24.4 writes `<name>\nSKILL\n</name>`), or -1. Linear: each `<name>` is looked at
+ * once, and the white space skipped after one ends before the next.
+ */
+function nameElement(text: string, skill: string): number {
+  const OPEN = '<name>';
+  const CLOSE = '</name>';
+  for (let at = text.indexOf(OPEN); at >= 0; at = text.indexOf(OPEN, at + OPEN.length)) {
+    let i = at + OPEN.length;
+    while (isSpace(text[i])) i++;
+    if (!text.startsWith(skill, i)) continue;
+    i += skill.length;
+    while (isSpace(text[i])) i++;
+    if (text.startsWith(CLOSE, i)) return at;
+  }
+  return -1;
 }
 
 /** Text the load of a skill put in context: the call's result and the injected text after it, up to the next assistant message. */

@@ -12,19 +12,22 @@ import { readSavedChanges, type WorkspaceChanges } from '../../runtime/changes.j
 import { answeredTurn, claimsOf, verifyClaims, type TurnStatus } from './claims.js';
 import { skillContextCost } from './context.js';
 import { longestToolRun } from './loops.js';
+import { shellExitsUnobservable } from './shell.js';
 import { silentFailures } from './silent.js';
 import { DEFAULT_LOOP_REPEATS, type JobBehaviour, type SkillContext } from './types.js';
+import type { JudgeSpec } from '../../config/types.js';
 
 export * from './types.js';
 export { extractClaims, verifyClaims, pathOf, matchPath, claimsOf } from './claims.js';
 export { longestToolRun } from './loops.js';
 export { silentFailures, acknowledgement } from './silent.js';
 export { skillContextCost, listingEntry } from './context.js';
-export { isTestCommand, statedExitCode } from './shell.js';
+export { isTestCommand, statedExitCode, shellExitsUnobservable } from './shell.js';
 
 /** What {@link computeBehaviour} reads. */
 export interface BehaviourInput {
-  transcript: Pick<Transcript, 'turns'>;
+  /** The turns, and the engine's name (decides whether its shell exit statuses are known: shell.ts `shellExitsUnobservable`). */
+  transcript: Pick<Transcript, 'turns'> & Partial<Pick<Transcript, 'engine'>>;
   /** Per-turn status (JobResult.turns[].status); absent: derived from each turn's engine error. */
   turnStatus?: readonly TurnStatus[];
   /** The workspace changes; absent when unknown (claims about files are then unverified). */
@@ -37,11 +40,25 @@ export interface BehaviourInput {
   loopThreshold?: number;
 }
 
+/**
+ * The tool-loop threshold a case's record uses: the smallest `no_tool_loop.max_repeats` among its
+ * rule_based judges' rules (so the record, the summaries and the rule agree), else
+ * DEFAULT_LOOP_REPEATS.
+ */
+export function loopThresholdOf(judges: readonly JudgeSpec[]): number {
+  let n: number | undefined;
+  for (const j of judges) {
+    if (j.type !== 'rule_based') continue;
+    for (const r of [...j.success, ...j.failure]) if (r.noToolLoop) n = Math.min(n ?? Infinity, r.noToolLoop.maxRepeats);
+  }
+  return n ?? DEFAULT_LOOP_REPEATS;
+}
+
 /** The behaviour record of one job (types.ts). Never throws for a malformed transcript part: it is skipped. */
 export async function computeBehaviour(input: BehaviourInput): Promise<JobBehaviour> {
   const turns = input.transcript.turns;
   const { found, total } = claimsOf(turns, input.turnStatus);
-  const claims = verifyClaims(found, { changes: input.changes, turns });
+  const claims = verifyClaims(found, { changes: input.changes, turns, engine: input.transcript.engine });
   const activated = [...new Set(turns.flatMap((t) => t.skillActivations.map((a) => a.skill)))];
   let skillContext: SkillContext;
   if ('unobservable' in input.requests) skillContext = { observed: false, reason: input.requests.unobservable };
@@ -51,7 +68,7 @@ export async function computeBehaviour(input: BehaviourInput): Promise<JobBehavi
     claimsTotal: total,
     claimsVerified: claims.filter((c) => c.verified).length,
     toolLoop: longestToolRun(turns, input.loopThreshold ?? DEFAULT_LOOP_REPEATS),
-    silentFailure: silentFailures(turns, (t) => answeredTurn(t, input.turnStatus)),
+    silentFailure: silentFailures(turns, (t) => answeredTurn(t, input.turnStatus), shellExitsUnobservable(input.transcript.engine)),
     skillContext,
   };
 }
@@ -78,7 +95,7 @@ export async function behaviourOfJob(job: Omit<BehaviourInput, 'requests'> & { j
  * against the scripted model (else the skill context is "unknown").
  * @throws Error when transcript.json cannot be read.
  */
-export async function behaviourFromSaved(jobDir: string, job: { skillsInstalled: readonly string[]; turnStatus?: readonly TurnStatus[]; scripted: boolean; changesKnown?: boolean }): Promise<JobBehaviour> {
+export async function behaviourFromSaved(jobDir: string, job: { skillsInstalled: readonly string[]; turnStatus?: readonly TurnStatus[]; scripted: boolean; changesKnown?: boolean; loopThreshold?: number }): Promise<JobBehaviour> {
   const transcript = JSON.parse(await readFile(join(jobDir, 'transcript.json'), 'utf8')) as Transcript;
   const saved = await readSavedChanges(join(jobDir, 'outputs', 'changes'));
   // No saved change list: nothing changed when the job recorded zero changes, else unknown.
@@ -88,6 +105,7 @@ export async function behaviourFromSaved(jobDir: string, job: { skillsInstalled:
     turnStatus: job.turnStatus,
     changes,
     skillsInstalled: job.skillsInstalled,
+    ...(job.loopThreshold !== undefined ? { loopThreshold: job.loopThreshold } : {}),
     requests: job.scripted ? loggedRequests(join(jobDir, EXCHANGE_LOG_FILE)) : { unobservable: REAL_MODEL_UNOBSERVABLE },
   });
 }

@@ -7,6 +7,7 @@
  *
  * Everything here is linear in the command or output length; no regular expression is used.
  */
+import { findEngineDefinition } from '../../../engines/index.js';
 import type { ToolCall } from '../../engine/types.js';
 
 /** Characters of a command line inspected (longer ones: their start). */
@@ -97,6 +98,27 @@ export function statedExitCode(output: string | undefined): number | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * Why the shell calls of `engine` (a transcript's engine name) have no known outcome, or
+ * undefined when the engine reports it (its definition's `shellExitObservable`, default true;
+ * an unknown or custom engine: reported, as its own `isError`).
+ */
+export function shellExitsUnobservable(engine: string | undefined): string | undefined {
+  const def = engine !== undefined ? findEngineDefinition(engine) : undefined;
+  if (!def || def.shellExitObservable !== false) return undefined;
+  return `${def.label}'s output does not say whether a shell command failed (its exit status is not reported)`;
+}
+
+/**
+ * The call as far as its outcome is known: a shell call of an engine that does not report shell
+ * exit statuses (`shellExitsKnown` false) keeps `isError: true` (the tool itself failed) but
+ * loses `isError: false`, which only means the tool ran.
+ */
+export function observedCall<T extends Pick<ToolCall, 'input' | 'isError' | 'output'>>(call: T, shellExitsKnown: boolean): T {
+  if (shellExitsKnown || call.isError !== false || shellCommandOf(call) === undefined) return call;
+  return { ...call, isError: undefined };
 }
 
 /** A call failed: the engine marked it an error, or its output states a non-zero exit code. */

@@ -11,11 +11,14 @@
  *   `failed`, `failure`; `error` matches `errors`). The list is deliberately short and
  *   documented in README.md; a search is one `indexOf` scan per entry over at most
  *   MAX_SCANNED_CHARS characters of each answer: linear.
+ * - On an engine that does not report shell exit statuses (`shellUnobservable` given: Gemini
+ *   CLI), a shell call not marked failed has an **unknown** outcome: such calls are counted in
+ *   `unobservable` (with those no answer acknowledges), never taken as successes.
  */
 import type { ToolCall, TranscriptTurn } from '../../engine/types.js';
 import { clip } from '../evidence.js';
 import { canonicalJson } from './loops.js';
-import { callFailed, callSucceeded } from './shell.js';
+import { callFailed, callSucceeded, observedCall, shellCommandOf } from './shell.js';
 import { MAX_LISTED, MAX_SCANNED_CHARS, type SilentFailure, type UnmentionedFailure } from './types.js';
 
 /** Words and phrases that acknowledge a failure, matched case-insensitively at the start of a word. */
@@ -44,9 +47,11 @@ type Turn = Pick<TranscriptTurn, 'index' | 'finalText' | 'error'> & { toolCalls:
 
 /**
  * The failures of `turns` and those no answer acknowledged (see the module doc). `answered`
- * says which turns' answers count (default: every turn without an engine error).
+ * says which turns' answers count (default: every turn without an engine error);
+ * `shellUnobservable` is why the engine's shell outcomes are unknown (shell.ts
+ * `shellExitsUnobservable`), undefined when it reports them.
  */
-export function silentFailures(turns: readonly Turn[], answered: (t: Turn) => boolean = (t) => !t.error): SilentFailure {
+export function silentFailures(turns: readonly Turn[], answered: (t: Turn) => boolean = (t) => !t.error, shellUnobservable?: string): SilentFailure {
   const acked = new Map<number, boolean>();
   const ackFrom = (index: number): boolean => {
     const hit = acked.get(index);
@@ -63,14 +68,26 @@ export function silentFailures(turns: readonly Turn[], answered: (t: Turn) => bo
     unmentionedCount++;
     if (unmentioned.length < MAX_LISTED) unmentioned.push(f);
   };
+  let unknownShells = 0;
+  let unknownSilent = 0;
+  const examples: UnmentionedFailure[] = [];
   for (const t of turns) {
+    const calls = t.toolCalls.map((c) => observedCall(c, shellUnobservable === undefined));
     // Later successes of each (tool, input) in this turn, by the index of the last one.
     const lastSuccess = new Map<string, number>();
-    const keys = t.toolCalls.map((c) => `${c.name}\u0000${canonicalJson(c.input)}`);
-    t.toolCalls.forEach((c, i) => {
+    const keys = calls.map((c) => `${c.name}\u0000${canonicalJson(c.input)}`);
+    calls.forEach((c, i) => {
       if (callSucceeded(c)) lastSuccess.set(keys[i]!, i);
     });
-    t.toolCalls.forEach((c, i) => {
+    calls.forEach((c, i) => {
+      if (shellUnobservable !== undefined && !callFailed(c) && !callSucceeded(c) && shellCommandOf(c) !== undefined) {
+        unknownShells++;
+        if (!ackFrom(t.index)) {
+          unknownSilent++;
+          if (examples.length < MAX_LISTED) examples.push({ turn: t.index, tool: c.name, error: clip(shellCommandOf(c)!, 200) });
+        }
+        return;
+      }
       if (!callFailed(c)) return;
       failures++;
       if ((lastSuccess.get(keys[i]!) ?? -1) > i) {
@@ -84,5 +101,7 @@ export function silentFailures(turns: readonly Turn[], answered: (t: Turn) => bo
       if (!ackFrom(t.index)) silent({ turn: t.index, tool: 'engine', error: clip(`${t.error.kind}: ${t.error.message}`, 200) });
     }
   }
-  return { failures, recovered, unmentioned, unmentionedCount, detected: unmentionedCount > 0 };
+  const out: SilentFailure = { failures, recovered, unmentioned, unmentionedCount, detected: unmentionedCount > 0 };
+  if (shellUnobservable !== undefined && unknownShells > 0) out.unobservable = { reason: shellUnobservable, shellCalls: unknownShells, unacknowledged: unknownSilent, examples };
+  return out;
 }

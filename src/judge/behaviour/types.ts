@@ -75,6 +75,23 @@ export interface SilentFailure {
   unmentionedCount: number;
   /** `unmentionedCount > 0`. */
   detected: boolean;
+  /**
+   * Set on an engine that does not report shell exit statuses (Gemini CLI, its definition's
+   * `shellExitObservable: false`) when the job ran shell commands: they may have failed unseen.
+   */
+  unobservable?: ShellUnobservable;
+}
+
+/** Shell calls whose outcome the engine does not report, so a failure among them cannot be seen. */
+export interface ShellUnobservable {
+  /** Why (names the engine). */
+  reason: string;
+  /** Shell calls of unknown outcome (neither marked failed nor stating an exit code). */
+  shellCalls: number;
+  /** Of those, the ones no answer from their turn on acknowledges (a failure among them would be silent). */
+  unacknowledged: number;
+  /** The first {@link MAX_LISTED} unacknowledged ones: `error` is the command line, clipped to 200 characters. */
+  examples: UnmentionedFailure[];
 }
 
 /** Estimated context tokens one installed skill cost in one job. */

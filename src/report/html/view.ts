@@ -247,7 +247,8 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
       cost: costTotal(doc.jobs).usd !== null ? formatCost(costTotal(doc.jobs), { coverage: true }) : t.cost_usd === undefined ? '—' : fmtUsd(t.cost_usd),
       // The agent_judge graders, apart from the agents' tokens and cost (src/report/judge-spend.ts).
       judges: t.judge ? `${fmtTokens(t.judge.tokens.total)} tokens · ${fmtMs(t.judge.duration_ms)} · ${judgeCostText({ costUsd: t.judge.cost_usd, costEstimated: !!t.judge.cost_estimated })}` : null,
-      judgesTitle: t.judge ? `${t.judge.runs} grader run(s); ${judgeSpendLines(doc.jobs).join('\n')}` : '',
+      // Engines by their display names, as the console and summary.md name them (a custom engine's own name, not `custom`).
+      judgesTitle: t.judge ? `${t.judge.runs} grader run(s); ${judgeSpendLines(doc.jobs, (n) => doc.engines.find((e) => e.name === n)?.display_name ?? n).join('\n')}` : '',
     },
     engines: engineSummaries,
     models: [...new Set(engineSummaries.map((e) => e.model).filter((m): m is string => !!m))],
