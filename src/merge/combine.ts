@@ -16,15 +16,13 @@
  */
 import type { Variant } from '../engine/types.js';
 import { decide, type Decision, type DecisionConfig, type PreviousRun } from '../gate/index.js';
-import { buildResultJson, trialOfJob, type JobJson, type ResultDoc, type RunMeta } from '../report/result-json.js';
-import type { JobResult, TurnResult } from '../run/types.js';
+import { buildResultJson, jobResultOf, trialOfJob, type JobJson, type ResultDoc, type RunMeta } from '../report/result-json.js';
 import type { MergePlan } from './check.js';
 import type { MergeRecord } from './types.js';
 import { costNotes } from '../cost/result.js';
 import { partialDecision } from '../cost/partial.js';
 import { behaviourConfigOf } from '../gate/behaviour.js';
 import { triggerConfigOf } from '../gate/trigger.js';
-import { behaviourFromJson } from '../report/behaviour.js';
 import type { CaseSpec } from '../config/types.js';
 
 const VARIANTS: Variant[] = ['with_skill', 'without_skill'];
@@ -66,70 +64,6 @@ export function decisionConfigOf(doc: ResultDoc, previous?: PreviousRun): Decisi
     out.noRegression = { previous, margin: c.no_regression.margin };
   }
   return out;
-}
-
-/** A result.json job back as the run record (the inverse of result-json.ts `jobJson`), for the totals. */
-export function jobResultOf(j: JobJson): JobResult {
-  const usage = (t: JobJson['tokens']) => ({ input: t.input, output: t.output, cacheRead: t.cache_read, cacheWrite: t.cache_write });
-  return {
-    id: j.id,
-    caseId: j.case_id,
-    engine: j.engine,
-    variant: j.variant,
-    trial: j.trial,
-    attempts: j.attempts,
-    status: j.status,
-    ...(j.reason !== undefined ? { reason: j.reason } : {}),
-    startedAt: j.started_at,
-    durationMs: j.duration_ms,
-    engineDurationMs: j.engine_duration_ms,
-    usage: usage(j.tokens),
-    ...(j.cost_usd !== undefined ? { costUsd: j.cost_usd } : {}),
-    ...(j.cost_estimated ? { costEstimated: true } : {}),
-    // The graders' spend, so the merged totals count it (apart from the agents').
-    ...(j.judge
-      ? {
-          judge: {
-            usage: usage(j.judge.tokens),
-            durationMs: j.judge.duration_ms,
-            ...(j.judge.cost_usd !== undefined ? { costUsd: j.judge.cost_usd } : {}),
-            ...(j.judge.cost_estimated ? { costEstimated: true } : {}),
-            runs: j.judge.runs,
-            ...(j.judge.agreement !== undefined ? { agreement: j.judge.agreement } : {}),
-          },
-        }
-      : {}),
-    finalMessage: j.final_message,
-    turns: j.turns.map(
-      (t): TurnResult => ({
-        index: t.index,
-        prompt: t.prompt,
-        status: t.status,
-        finalText: t.final_text,
-        ...(t.reason !== undefined ? { reason: t.reason } : {}),
-        durationMs: t.duration_ms,
-        usage: usage(t.tokens),
-        ...(t.cost_usd !== undefined ? { costUsd: t.cost_usd } : {}),
-        toolCalls: t.tool_calls.map((c) => ({ name: c.name, input: c.input, ...('is_error' in c && c.is_error ? { isError: true } : {}) })),
-        skillActivations: t.skill_activations,
-        ...(t.skills_listed ? { skillsListed: t.skills_listed } : {}),
-        ...(t.tools_offered ? { toolsOffered: t.tools_offered } : {}),
-        ...(t.permission_mode ? { permissionMode: t.permission_mode } : {}),
-        ...(t.session_id ? { sessionId: t.session_id } : {}),
-      }),
-    ),
-    skillsInstalled: j.skills_installed,
-    ...(j.skills_offered ? { skillsOffered: j.skills_offered } : {}),
-    skillActivations: j.skill_activations,
-    assertions: j.assertions,
-    outputDir: j.output_dir,
-    artifacts: j.artifacts,
-    ...(j.changes ? { changes: j.changes } : {}),
-    ...(j.workspace ? { workspace: j.workspace } : {}),
-    ...(j.behaviour ? { behaviour: behaviourFromJson(j.behaviour) } : {}),
-    // A trigger job stays one: its verdict record feeds the trigger statistics, never the pass rates.
-    ...(j.trigger ? { trigger: { skill: j.trigger.skill, shouldTrigger: j.trigger.should_trigger, activated: j.trigger.activated, query: j.trigger.query } } : {}),
-  };
 }
 
 /** `argv` without `--shard i/n` (either form). */

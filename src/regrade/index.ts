@@ -20,17 +20,16 @@ import type { CaseSpec, EngineConfig, Suite } from '../config/types.js';
 import type { Transcript } from '../engine/types.js';
 import { decide, type Decision } from '../gate/index.js';
 import { behaviourFromSaved, loopThresholdOf } from '../judge/behaviour/index.js';
-import { decisionConfigOf, jobResultOf } from '../merge/combine.js';
+import { decisionConfigOf } from '../merge/combine.js';
 import { copyJobDirs } from '../merge/copy.js';
-import { buildResultJson, trialsOf, type ResultDoc, type RunMeta } from '../report/result-json.js';
+import { buildResultJson, jobResultOf, trialsOf, type ResultDoc, type RunMeta } from '../report/result-json.js';
 import { writeDocReports, writeJobFiles } from '../report/write.js';
-import { commitBaseline } from '../runtime/baseline.js';
 import { readSavedChanges, restoreChanges, type WorkspaceChanges } from '../runtime/changes.js';
 import { createWorkspace, type Workspace } from '../runtime/index.js';
 import { applySkillInstall } from '../skill/install.js';
 import { suiteEnvOf } from '../engine/env.js';
 import { costNotes } from '../cost/result.js';
-import { gradeFinished, wantsBaseline } from '../run/grade.js';
+import { baselineFor, gradeFinished } from '../run/grade.js';
 import { createIterationDir } from '../run/output.js';
 import { loadPreviousRun } from '../run/previous.js';
 import { prepareRun, reportFormats, type PreparedRun } from '../run/suite.js';
@@ -206,13 +205,7 @@ async function regradeJob(
       if (saved.variant === 'with_skill') {
         for (const s of opts.prepared.skills) if (saved.skillsInstalled.includes(s.name)) await applySkillInstall(s.plan, join(ws.dir, adapter.skillDirs[0]!, s.name));
       }
-      if (wantsBaseline(c.judges)) {
-        const w = ws;
-        baseline = await commitBaseline(w, undefined, opts.signal).then(
-          (gitDir) => ({ gitDir, homeDir: w.homeDir }),
-          (e: Error) => `the git baseline could not be committed: ${e.message}`,
-        );
-      }
+      baseline = await baselineFor(c.judges, ws, opts.signal);
       const changesDir = join(jobDir, 'outputs', 'changes');
       const kept = await readSavedChanges(changesDir);
       if (kept) {

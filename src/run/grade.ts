@@ -11,6 +11,7 @@ import { gradeJob, type GradeOptions } from '../judge/index.js';
 import { gradeTrigger } from '../judge/trigger.js';
 import type { Grading } from '../judge/types.js';
 import type { Job } from '../plan/plan.js';
+import { commitBaseline } from '../runtime/baseline.js';
 import type { WorkspaceChanges } from '../runtime/changes.js';
 import { agentJudgeRunner } from './grader.js';
 import type { ResolvedSkill } from './job.js';
@@ -98,6 +99,19 @@ export async function gradeFinished(f: FinishedJob, env: GradeEnv): Promise<{ gr
 }
 
 /** Whether a case's judges want the git baseline committed before the agent runs (an agent_judge giving `workspace.diff`). */
-export function wantsBaseline(judges: readonly JudgeSpec[]): boolean {
+function wantsBaseline(judges: readonly JudgeSpec[]): boolean {
   return judges.some((j) => j.type === 'agent_judge' && j.context.workspaceDiff);
+}
+
+/**
+ * Commits the git baseline of a prepared workspace when the case's judges want one
+ * (src/runtime/baseline.ts): its git folder, or why it could not be committed (the grader then
+ * gets no diff, and says so); undefined when no judge wants it. Never throws.
+ */
+export async function baselineFor(judges: readonly JudgeSpec[], ws: { dir: string; homeDir: string }, signal?: AbortSignal): Promise<FinishedJob['baseline']> {
+  if (!wantsBaseline(judges)) return undefined;
+  return commitBaseline(ws, undefined, signal).then(
+    (gitDir) => ({ gitDir, homeDir: ws.homeDir }),
+    (e: Error) => `the git baseline could not be committed before the agent ran: ${e.message}`,
+  );
 }

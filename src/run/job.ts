@@ -13,8 +13,7 @@ import type { Job } from '../plan/plan.js';
 import { createWorkspace, collectArtifacts, diffSnapshots, saveChanges, snapshotWorkspace, type Workspace, type WorkspaceChanges } from '../runtime/index.js';
 import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
 import { evaluatePostConditionOn, captureDetail } from '../judge/index.js';
-import { commitBaseline } from '../runtime/baseline.js';
-import { gradeFinished, wantsBaseline } from './grade.js';
+import { baselineFor, gradeFinished } from './grade.js';
 import { behaviourOfJob, loopThresholdOf } from '../judge/behaviour/index.js';
 import { turnText, withFullText } from '../judge/text.js';
 import { boundTurnText } from '../engine/final-text.js';
@@ -170,12 +169,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     const before = await snapshotWorkspace(ws.dir);
     // An agent_judge's grader gets `git diff` against the workspace as it is now (src/runtime/baseline.ts);
     // committed only for such cases, in a private git folder, so other jobs stay cheap.
-    const baseline = wantsBaseline(c.judges)
-      ? await commitBaseline(ws, undefined, jobAbort.signal).then(
-          (gitDir) => ({ gitDir, homeDir: ws!.homeDir }),
-          (e: Error) => `the git baseline could not be committed before the agent ran: ${e.message}`,
-        )
-      : undefined;
+    const baseline = await baselineFor(c.judges, ws, jobAbort.signal);
     const transcript: Transcript = { engine: job.engine, model: engineCfg.model.name, turns: [] };
     kept = transcript;
     const turnEvents = events && { started: (i: number) => events.turnStarted(job, attempt, i), finished: (t: TurnResult) => events.turnFinished(job, attempt, t) };
