@@ -1,7 +1,16 @@
 #!/usr/bin/env node
-// Harness benchmarks (issue: skill-up core). Runs skill-up in-process on generated suites
-// and prints the numbers the issues set targets for. Not a test: nothing here asserts.
+// Harness benchmarks (issues: skill-up core, performance). Runs skill-up on generated suites
+// and prints the numbers the issues set targets for, each with its target. Not a test: nothing
+// here asserts. Sections, in order (BENCH_SKIP_<NAME>=1 skips one):
 //
+//   promptfoo (bench/compare.mjs): the same 200 tests through skill-up and promptfoo (installed
+//         into bench/promptfoo on first use, never a dependency), whole processes, alternating:
+//         wall, CPU, peak RSS, the wall ratio (target ≤ 0.5) and skill-up's RSS (≤ 100 MB).
+//   startup (bench/startup.mjs): `node -e 0`, reading a 200-case suite's files, and skill-up's
+//         --help, validate and run --dry-run on it (target: dry run ≤ 2 × node -e 0 + read).
+//   parallel (bench/parallel.mjs): efficiency at parallelism 1/4/8/16 of jobs sleeping 0.5 s.
+//   claude: a one-job skill-up run against a bare `claude -p` (whole processes; ≤ 1.3 ×).
+//   engines: skill-up's share of each real engine's time, one job at a time.
 //   core: 200 jobs of a custom engine that exits at once, parallelism 8 →
 //         harness overhead per job (job wall time minus engine time, median and p95)
 //         and the peak RSS of the skill-up process.
@@ -17,7 +26,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 /* global document -- read only inside page.evaluate, which runs in Chromium */
 
-process.env.UV_THREADPOOL_SIZE ??= '16'; // as the skill-up executable does
+// As the skill-up executable (src/cli/skill-up.cts) does: libuv's pool size must be set before
+// Node starts its ES module loader, so this script runs itself again with it set.
+if (process.env.UV_THREADPOOL_SIZE === undefined) {
+  const { spawnSync } = await import('node:child_process');
+  const r = spawnSync(process.execPath, process.argv.slice(1), { stdio: 'inherit', env: { ...process.env, UV_THREADPOOL_SIZE: '16' } });
+  process.exit(r.status ?? 1);
+}
 const { main } = await import('../dist/src/cli/main.js');
 
 function median(xs) {
@@ -77,14 +92,17 @@ trials: 10
   rmSync(root, { recursive: true, force: true });
 }
 
+// claude_code: a one-job `skill-up run` (whole process: load, scripted model server, workspace,
+// skill install, Claude Code, grading, every default report) against a bare `claude -p` of the
+// same prompt on the same kind of scripted model server (started beforehand, not timed),
+// alternating, BENCH_CLAUDE_TRIALS rounds. Target: ≤ 1.3 × the bare run.
 async function benchClaude() {
   const TRIALS = Number(process.env.BENCH_CLAUDE_TRIALS ?? 5);
   const { resolveEngineBinary } = await import('../dist/src/engine/resolve.js');
   const { startModelServer, parseModelScript } = await import('../dist/src/model/index.js');
-  const { execFile } = await import('node:child_process');
+  const { measure } = await import('./compare.mjs');
   const bin = process.env.SKILL_UP_CLAUDE_CODE_BIN
-    ?? (await resolveEngineBinary({ npmPackage: '@anthropic-ai/claude-code', bin: 'claude', version: '2.1.332', onProgress: (l) => console.log(l) })).path;
-  process.env.SKILL_UP_CLAUDE_CODE_BIN = bin;
+    ?? (await resolveEngineBinary({ npmPackage: '@anthropic-ai/claude-code', bin: 'claude', version: PINNED.claude_code, onProgress: (l) => console.log(l) })).path;
   const scriptText = `rules:
   - when: { prompt_contains: notes }
     reply:
@@ -93,10 +111,26 @@ async function benchClaude() {
 `;
   const root = mkdtempSync(join(tmpdir(), 'skill-up-bench-claude-'));
   const prompt = 'Create notes.md with a Notes heading.';
-  // Bare claude -p against the same kind of scripted server, same flags and environment.
   const server = await startModelServer({ script: parseModelScript(scriptText, 'bench.yaml') });
+  const skill = join(root, 'bench-claude');
+  mkdirSync(join(skill, 'evals/cases'), { recursive: true });
+  writeFileSync(join(skill, 'SKILL.md'), '---\nname: bench-claude\ndescription: A skill used only to benchmark the harness around Claude Code.\n---\n\n# Bench\n');
+  writeFileSync(join(skill, 'evals/model.yaml'), scriptText);
+  writeFileSync(join(skill, 'evals/eval.yaml'), `schema_version: v1alpha1
+engine:
+  name: claude_code
+  version: "${PINNED.claude_code}"
+  model: { provider: scripted, script: evals/model.yaml }
+cases:
+  files: [evals/cases/*.yaml]
+trials: 1
+`);
+  writeFileSync(join(skill, 'evals/cases/notes.yaml'), `input:\n  prompt: "${prompt}"\nexpect:\n  files_exist: [notes.md]\n`);
   const bare = [];
-  for (let i = 0; i < TRIALS; i++) {
+  const su = [];
+  const cli = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/src/cli/skill-up.cjs');
+  const suEnv = { ...process.env, SKILL_UP_CLAUDE_CODE_BIN: bin, NO_COLOR: '1' };
+  for (let i = 0; i <= TRIALS; i++) {
     const dir = join(root, `bare-${i}`);
     mkdirSync(join(dir, 'ws'), { recursive: true });
     mkdirSync(join(dir, 'home'), { recursive: true });
@@ -105,43 +139,30 @@ async function benchClaude() {
       ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'dummy', IS_SANDBOX: '1', CLAUDE_CODE_MAX_RETRIES: '0',
       DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_BUNDLED_SKILLS: '1',
     };
-    const t0 = performance.now();
-    await new Promise((res, rej) => execFile(bin, ['-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--max-turns', '10', '--', prompt], { cwd: join(dir, 'ws'), env, maxBuffer: 64 << 20 }, (e) => (e ? rej(new Error('bare claude -p failed', { cause: e })) : res())).stdin?.end());
-    bare.push(performance.now() - t0);
+    const b = await measure(bin, ['-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--max-turns', '10', '--', prompt], { cwd: join(dir, 'ws'), env });
+    if (b.code !== 0) throw new Error(`bare claude -p failed (exit ${b.code}): ${b.err.slice(-1000)}`);
+    const s = await measure(process.execPath, [cli, 'run', skill, '--output-dir', join(root, `out-${i}`)], { cwd: root, env: suEnv });
+    if (s.code !== 0) throw new Error(`skill-up run failed (exit ${s.code}): ${(s.out + s.err).slice(-2000)}`);
+    if (i === 0) continue; // warm-up round (disk cache, the engine version check)
+    bare.push(b.wall);
+    su.push(s.wall);
   }
   await server.close();
-  // The same prompt as a skill-up case, one job at a time.
-  const skill = join(root, 'bench-claude');
-  mkdirSync(join(skill, 'evals/cases'), { recursive: true });
-  writeFileSync(join(skill, 'SKILL.md'), '---\nname: bench-claude\ndescription: A skill used only to benchmark the harness around Claude Code.\n---\n\n# Bench\n');
-  writeFileSync(join(skill, 'evals/model.yaml'), scriptText);
-  writeFileSync(join(skill, 'evals/eval.yaml'), `schema_version: v1alpha1
-engine:
-  name: claude_code
-  model: { provider: scripted, script: evals/model.yaml }
-cases:
-  files: [evals/cases/*.yaml]
-trials: ${TRIALS}
-`);
-  writeFileSync(join(skill, 'evals/cases/notes.yaml'), `input:\n  prompt: "${prompt}"\nexpect:\n  files_exist: [notes.md]\n`);
-  const out = join(root, 'out');
-  const code = await main(['run', skill, '--output-dir', out]);
-  const result = JSON.parse(readFileSync(join(out, 'iteration-1/result.json'), 'utf8'));
-  const jobs = result.jobs.map((j) => j.duration_ms);
-  const engine = result.jobs.map((j) => j.engine_duration_ms);
   const b = median(bare);
-  const s = median(jobs);
-  console.log(`\n== claude_code: the same prompt, ${TRIALS} runs each, one at a time ==`);
-  console.log(`exit code                     ${code} (${result.totals.pass}/${result.jobs.length} pass)`);
+  const s = median(su);
+  console.log(`\n== claude_code: one job, whole processes, ${TRIALS} alternating rounds ==`);
   console.log(`bare claude -p                median ${b.toFixed(0)} ms  [${bare.map((x) => x.toFixed(0)).join(', ')}]`);
-  console.log(`through skill-up, per job     median ${s.toFixed(0)} ms  [${jobs.join(', ')}] (engine part median ${median(engine).toFixed(0)} ms)`);
-  console.log(`skill-up adds                 ${(((s - b) / b) * 100).toFixed(1)}% to the engine's own time  (target < 10%)`);
+  console.log(`skill-up run (1 job)          median ${s.toFixed(0)} ms  [${su.map((x) => x.toFixed(0)).join(', ')}]`);
+  console.log(`skill-up / bare claude -p     ${(s / b).toFixed(2)} ×  (target ≤ 1.30 ×)`);
   rmSync(root, { recursive: true, force: true });
 }
 
 // reports: every report format (json, junit, markdown, benchmark, html) of 10,000 synthetic
 // job results (2 engines × 250 cases × 2 variants × 10 trials), written to a temp folder;
-// prints the time of each format and the size of each file (target: all under 3 s).
+// prints the time of each format and the size of each file (target: all under 3 s). Then the
+// same formats again in processes of their own, as `skill-up report` does (result.json read
+// back): into a fresh folder, and over the files already there (a second report on the run, a
+// resumed run), each with the peak RSS of that process (target < 200 MB).
 async function benchReports() {
   const { buildResultJson, trialsOf } = await import('../dist/src/report/result-json.js');
   const { decide } = await import('../dist/src/gate/index.js');
@@ -205,6 +226,34 @@ async function benchReports() {
   }
   const total = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const { execFileSync } = await import('node:child_process');
+  const dist = new URL('../dist/src/', import.meta.url).pathname;
+  // One `skill-up report` phase in a process of its own: read result.json from `from`, write
+  // every format into `to`; prints the times, CPU and the process's peak RSS as JSON.
+  const reportChild = (from, to) => {
+    const code = `const [dist, from, to, formats] = process.argv.slice(1);
+      const { loadResultDoc } = await import(dist + 'report/load.js');
+      const { writeDocReports } = await import(dist + 'report/write.js');
+      const t0 = performance.now();
+      const { doc } = await loadResultDoc(from);
+      const times = { load: performance.now() - t0 };
+      for (const f of formats.split(',')) {
+        const t = performance.now();
+        const { skipped } = await writeDocReports(to, doc, [f], from);
+        times[f] = skipped.length ? NaN : performance.now() - t;
+      }
+      const cpu = process.cpuUsage();
+      process.stdout.write(JSON.stringify({ times, total: performance.now() - t0, cpu: (cpu.user + cpu.system) / 1e6, maxRSS: process.resourceUsage().maxRSS * 1024 }));`;
+    return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', code, dist, from, to, REPORT_FORMATS.join(',')], { encoding: 'utf8' }));
+  };
+  // Written back first (`sync`): a report made later finds its files on disk, not in the page
+  // cache, and that is when rewriting them costs most (ext4 frees and reallocates their blocks).
+  execFileSync('sync');
+  const freshDir = mkdtempSync(join(tmpdir(), 'skill-up-bench-reports-fresh-'));
+  const fresh = reportChild(root, freshDir);
+  execFileSync('sync');
+  const existing = reportChild(root, root);
+  rmSync(freshDir, { recursive: true, force: true });
   const { statSync, readdirSync } = await import('node:fs');
   let perRun = 0;
   let perRunBytes = 0;
@@ -219,8 +268,16 @@ async function benchReports() {
   const kb = (b) => `${(b / 1024).toFixed(0)} KB`;
   console.log(`\n== reports: ${results.length} synthetic jobs (2 engines × 250 cases × 2 variants × 10 trials) ==`);
   console.log(`build result.json document    ${tDoc.toFixed(0)} ms (summarise included)`);
-  for (const f of REPORT_FORMATS) console.log(`${f.padEnd(30)}${times[f].toFixed(0)} ms`);
-  console.log(`all reports                   ${(total / 1000).toFixed(2)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s CPU  (target < 3 s; load average now ${(await import('node:os')).loadavg()[0].toFixed(1)})`);
+  const ms = (x) => (Number.isNaN(x) ? 'failed' : `${x.toFixed(0)} ms`);
+  const mb = (b) => `${(b / 1048576).toFixed(0)} MB`;
+  const sum = (t) => REPORT_FORMATS.reduce((a, f) => a + t[f], 0);
+  console.log(`${''.padEnd(30)}${'in-process'.padStart(12)}${'report: fresh'.padStart(16)}${'existing'.padStart(12)}`);
+  console.log(`${'read result.json'.padEnd(30)}${''.padStart(12)}${ms(fresh.times.load).padStart(16)}${ms(existing.times.load).padStart(12)}`);
+  for (const f of REPORT_FORMATS) console.log(`${f.padEnd(30)}${ms(times[f]).padStart(12)}${ms(fresh.times[f]).padStart(16)}${ms(existing.times[f]).padStart(12)}`);
+  console.log(`${'all formats (target < 3 s)'.padEnd(30)}${ms(sum(times)).padStart(12)}${ms(sum(fresh.times)).padStart(16)}${ms(sum(existing.times)).padStart(12)}`);
+  console.log(`all reports                   ${(total / 1000).toFixed(2)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s CPU in-process, document included  (target < 3 s; load average now ${(await import('node:os')).loadavg()[0].toFixed(1)})`);
+  console.log(`report process, whole         fresh ${(fresh.total / 1000).toFixed(2)} s wall ${fresh.cpu.toFixed(2)} s CPU; existing ${(existing.total / 1000).toFixed(2)} s wall ${existing.cpu.toFixed(2)} s CPU (result.json read included)`);
+  console.log(`peak RSS of the report phase  fresh ${mb(fresh.maxRSS)}, existing ${mb(existing.maxRSS)}  (target < 200 MB; the whole \`skill-up report\` process: node, result.json parsed, every format)`);
   for (const f of files) console.log(`  ${f.slice(root.length + 1).padEnd(40)} ${kb(statSync(f).size)}`);
   console.log(`  per-run grading.json + eval_metadata.json: ${perRun} files, ${kb(perRunBytes)}`);
   const html = files.find((f) => f.endsWith('.html'));
@@ -366,7 +423,22 @@ async function benchEngines() {
   rmSync(root, { recursive: true, force: true });
 }
 
+// Each section prints its own table with the target beside it; BENCH_SKIP_<SECTION>=1 skips one.
+const quietly = async (fn) => {
+  const saved = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
+  process.stdout.write = () => true;
+  process.stderr.write = () => true;
+  try {
+    return await fn();
+  } finally {
+    process.stdout.write = saved.out;
+    process.stderr.write = saved.err;
+  }
+};
+if (!process.env.BENCH_SKIP_PROMPTFOO) await (await import('./compare.mjs')).benchCompare();
+if (!process.env.BENCH_SKIP_STARTUP) await (await import('./startup.mjs')).benchStartup();
 await benchCore();
+if (!process.env.BENCH_SKIP_PARALLEL) await (await import('./parallel.mjs')).benchParallel(main, quietly);
 if (!process.env.BENCH_SKIP_CLAUDE) await benchClaude();
 if (!process.env.BENCH_SKIP_ENGINES) await benchEngines();
 if (!process.env.BENCH_SKIP_REPORTS) await benchReports();

@@ -16,9 +16,8 @@ if (process.env.SKILL_UP_FD_CHECK !== '0') {
   }
 }
 
-// Parallel jobs do many small file operations at once; libuv's default pool of 4 threads
-// queues them. It is created on first use, so this takes effect when set before any I/O.
-process.env.UV_THREADPOOL_SIZE ??= '16';
+// libuv's thread pool size (UV_THREADPOOL_SIZE) is set by the executable, src/cli/skill-up.cts:
+// here, in an ES module, it would come too late (the module loader has started the pool).
 
 // `skill-up run … | head` closes the pipe early: the run must go on and write its reports,
 // not die of EPIPE on the next line of progress.

@@ -124,7 +124,7 @@ export async function mergeCommand(argv: string[]): Promise<number> {
   const merged = combine(plan, { iteration: target.iteration, tool: { name: 'skill-up', version: VERSION }, ...(previous ? { previous } : {}) });
   const { writeDocReports } = await import('../report/write.js');
   const { written, skipped } = await writeDocReports(target.dir, merged.doc, ['json', 'junit', 'markdown', 'benchmark', 'html']);
-  const { printSummary } = await import('./run.js');
+  const { printSummary } = await import('./run-print.js');
   const names = new Map(merged.doc.engines.map((e) => [e.name, e.display_name]));
   const { costConsoleLines } = await import('../cost/result.js');
   const costLines = costConsoleLines(merged.jobs.map((j) => ({ engine: j.engine, variant: j.variant, cost_usd: j.cost_usd, cost_estimated: j.cost_estimated })), merged.doc.cost.notes, names);

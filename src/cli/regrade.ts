@@ -86,7 +86,7 @@ export async function regradeCommand(argv: string[]): Promise<number> {
   // run's (its model), any other gets --model-script, as \`run\` does (src/cli/run.ts).
   const script = values['model-script'] !== undefined ? resolve(values['model-script']) : undefined;
   const scripted = (e: EngineConfig): EngineConfig => (script ? { ...e, model: { ...e.model, provider: 'scripted', script } } : e);
-  const { configureJudgeEngines, GraderEngineUnavailable } = await import('../run/grader.js');
+  const [{ configureJudgeEngines }, { GraderEngineUnavailable }] = await Promise.all([import('../run/grader-engines.js'), import('../run/grader.js')]);
   const suite = configureJudgeEngines(loadedSuite, {
     suite: (e) => engines.find((x) => x.name === e.name && x.displayName === e.displayName) ?? scripted(e),
     inline: scripted,
@@ -130,7 +130,7 @@ export async function regradeCommand(argv: string[]): Promise<number> {
     process.off('SIGTERM', onSignal);
   }
   const names = new Map(out.doc.engines.map((e) => [e.name, e.display_name]));
-  const { printSummary } = await import('./run.js');
+  const { printSummary } = await import('./run-print.js');
   const { behaviourConsoleLines } = await import('../report/behaviour.js');
   const { judgeSpendLines } = await import('../report/judge-spend.js');
   const name = (e: string) => names.get(e) ?? e;

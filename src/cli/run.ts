@@ -3,32 +3,29 @@
  * a crash-safe journal, and Ctrl-C handling that stops the engines and still writes reports.
  */
 import { resolve as resolvePath } from 'node:path';
-import { suiteHash } from '../config/hash.js';
-import type { EngineConfig, Suite } from '../config/types.js';
+import type { EngineConfig } from '../config/types.js';
 import type { Job, PlanOptions } from '../plan/plan.js';
 import { parseShard, type ShardRecord } from '../plan/shard.js';
-import { publishRun } from '../report/github.js';
-import { dryRunCost, engineNames, prepareExtras } from '../run/extras.js';
-import { configureJudgeEngines, GraderEngineUnavailable } from '../run/grader.js';
+import { dryRunCost } from '../run/extras.js';
+import { configureJudgeEngines } from '../run/grader-engines.js';
 import { fitParallelism } from '../run/limits.js';
-import { checkResumeSuite, closeEventLog, eventLogTarget, loadResumeRun, openEventLog, prepareRunLog } from '../run/log.js';
+import { checkResumeSuite, eventLogTarget, loadResumeRun } from '../run/log.js';
 import { loadScripts } from '../run/model.js';
 import { iterationTarget } from '../run/output.js';
 import { planPower } from '../run/plan-power.js';
+import { planRun } from '../run/plan-run.js';
 import { checkPrevious, runDecisionConfig } from '../run/previous.js';
 import type { ResumeState } from '../run/resume.js';
 import { loadRunSuite, runEngines, runLocation } from '../run/setup.js';
-import { combineExitCodes, planRun, prepareRun, runSuite, type RunRecord, type RunSuiteOptions } from '../run/suite.js';
-import { formatP, type Uplift } from '../stats/index.js';
-import type { Decision, GateOverrides, GateResult } from '../gate/index.js';
+import type { RunRecord, RunSuiteOptions } from '../run/suite.js';
+import type { GateOverrides } from '../gate/index.js';
 import { intFlag, listFlag, numberFlag, parse, UsageError } from '../util/args.js';
 import { printWarnings } from './diagnostics.js';
 import { readAlibabaFlags } from './alibaba-flags.js';
 import { formatsFlag, maxCostFlag } from './run-extras.js';
-import { triggerLines } from '../report/triggers.js';
-import { behaviourConsoleLines } from '../report/behaviour.js';
-import { jobJson } from '../report/result-json.js';
-import { judgeSpendLines } from '../report/judge-spend.js';
+
+// What only a real run needs (the driver, the journal, the reports, the engines' modules) is
+// imported below, after the dry-run exit: `run --dry-run` loads none of it (issue 13).
 
 export const RUN_HELP = `Usage: skill-up run [path] [options]
 
@@ -264,6 +261,14 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
     process.stdout.write(await dryRunCost(engines, jobs, outputRoot, maxCost));
     return none(0);
   }
+  const [{ combineExitCodes, prepareRun, runSuite }, { GraderEngineUnavailable }, { suiteDigest }, { engineNames, prepareExtras }, { closeEventLog, openEventLog, prepareRunLog }, { printRecord, printStability }] = await Promise.all([
+    import('../run/suite.js'),
+    import('../run/grader.js'),
+    import('../config/hash.js'),
+    import('../run/extras.js'),
+    import('../run/log.js'),
+    import('./run-print.js'),
+  ]);
   let prepared;
   try {
     prepared = await prepareRun(suite, engines, outputRoot);
@@ -273,8 +278,8 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
     process.stderr.write(`error: ${e.message}\n`);
     return none(3);
   }
-  const hash = await suiteHash(suite.skillDir, [outputRoot]);
-  const log = await prepareRunLog({ suite, engines, outputRoot, suiteHash: hash, flags: values, positional: positionals[0], planOptions, shard, jobs, resume, force: Boolean(values.force), notice });
+  const { hash, manifest } = await suiteDigest(suite.skillDir, [outputRoot]);
+  const log = await prepareRunLog({ suite, engines, outputRoot, suiteHash: hash, manifest, flags: values, positional: positionals[0], planOptions, shard, jobs, resume, force: Boolean(values.force), notice });
   const extras = await prepareExtras(engines, outputRoot, { formats, maxCost, verbose: alibaba.verbose });
   const options = (target: RunSuiteOptions['target']): RunSuiteOptions => ({
     engines,
@@ -316,9 +321,9 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
     outcomes.push(r);
     if (r.interrupted) break;
   }
-  if (iterations > 1) printStability(outcomes, names);
-  const last = outcomes[outcomes.length - 1]!;
   const exitCode = combineExitCodes(outcomes.map((o) => o.exitCode));
+  if (iterations > 1) printStability(outcomes, names, exitCode);
+  const last = outcomes[outcomes.length - 1]!;
   closeEventLog(log, outcomes, exitCode);
   return { exitCode, resultFile: `${last.dir}/result.json`, iterationDir: last.dir };
 }
@@ -361,26 +366,6 @@ function gateFlags(values: { [k in 'alpha' | 'min-pass-rate' | 'min-uplift' | 'm
   return out;
 }
 
-/**
- * Prints one iteration's record: the summary (from the record's decision, the one result.json
- * holds), the files written, the kept workspaces, the formats not written; then on GitHub
- * Actions (or --github) its annotations, step summary and outputs (src/report/github.ts).
- */
-async function printRecord(r: RunRecord, names: Map<string, string>, opts: { keepWorkspaces: boolean; github?: boolean; cases: Suite['cases'] }): Promise<void> {
-  if (r.reportError) process.stderr.write(`error: ${r.reportError}\n`);
-  const behaviourLines = behaviourConsoleLines(r.results.map(jobJson), (e) => names.get(e) ?? e);
-  const judgeLines = judgeSpendLines(r.results.map(jobJson), (e) => names.get(e) ?? e);
-  printSummary(r.decision, r.results.length, r.planned, names, r.exitCode, { costLines: r.costLines, notRunReason: r.notRunReason, behaviourLines, judgeLines });
-  if (!r.reports) return;
-  const { written, skipped, doc } = r.reports;
-  for (const w of written) process.stdout.write(`wrote ${w}\n`);
-  if (opts.keepWorkspaces) process.stdout.write(`kept ${r.results.filter((x) => x.workspace).length} workspace(s); each job's path is \`workspace\` in result.json\n`);
-  const graderCopies = r.results.reduce((n, x) => n + (x.judge?.workspaces?.length ?? 0), 0);
-  if (opts.keepWorkspaces && graderCopies) process.stdout.write(`kept ${graderCopies} grader workspace(s) (agent_judge's copies); each job's are \`judge.workspaces\` in result.json\n`);
-  for (const s of skipped) process.stderr.write(`error: report format \`${s.format}\` not written: ${s.reason}\n`);
-  for (const p of await publishRun(opts.github, doc, { cases: opts.cases, dir: r.dir, written })) process.stderr.write(`warning: ${p}\n`);
-}
-
 function printPlan(engines: EngineConfig[], jobs: Job[], parallelism: number, shard?: ShardRecord): void {
   const out = process.stdout;
   if (shard) out.write(`Shard ${shard.index}/${shard.count}: ${shard.cases.length} of the plan's ${shard.plan_cases.length} case(s): ${shard.cases.join(', ')}\n`);
@@ -393,111 +378,4 @@ function printPlan(engines: EngineConfig[], jobs: Job[], parallelism: number, sh
     const engines = [...new Set(js.map((j) => j.engine))].join(', ');
     out.write(`  ${id.padEnd(32)} ${variants} × ${trials} trial(s) on ${engines}  (${js.length} job(s))\n`);
   }
-}
-
-function pct(x: number): string {
-  return `${(x * 100).toFixed(0)}%`;
-}
-
-function points(x: number): string {
-  const r = Math.round(x * 100);
-  return `${r >= 0 ? '+' : ''}${r}`;
-}
-
-const VERDICT: Record<Uplift['verdict'], string> = {
-  improves: 'the skill improves results',
-  regresses: 'the skill makes results worse',
-  inconclusive: 'inconclusive',
-};
-
-const STATE: Record<GateResult['state'], string> = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE' };
-
-/**
- * Prints, per engine and variant, the pass rate with its case-clustered 95% interval and the
- * arm's errors; per engine the uplift with its interval, the verdict and why; the dropped cases;
- * then every gate and what the exit code means.
- */
-export function printSummary(d: Decision, ran: number, planned: number, names: Map<string, string>, exitCode: number, extra: { costLines?: string[]; notRunReason?: string; behaviourLines?: string[]; judgeLines?: string[] } = {}): void {
-  const out = process.stdout;
-  const name = (e: string) => names.get(e) ?? e;
-  out.write('\n');
-  for (const v of d.stats.variants) {
-    const graded = v.passed + v.failed;
-    const rate = v.interval && v.passRate !== null ? `${pct(v.passRate)} [95% CI ${pct(v.interval.low)}–${pct(v.interval.high)}, clustered by case]` : 'n/a (no graded trial)';
-    const extra = [`${v.errors} error(s)`, v.skipped ? `${v.skipped} skipped` : ''].filter(Boolean).join(', ');
-    out.write(`${name(v.engine)} ${v.variant}: ${v.passed}/${graded} trials passed, pass rate ${rate}, ${extra}\n`);
-  }
-  for (const u of d.stats.uplift) {
-    if (u.passRateDelta === null || !u.interval) {
-      out.write(`${name(u.engine)} uplift: n/a: ${u.reason}\n`);
-    } else {
-      out.write(
-        `${name(u.engine)} uplift: ${points(u.passRateDelta)} points [95% CI ${points(u.interval.low)} to ${points(u.interval.high)}] over ${u.comparedCases} case(s) ` +
-          `(with_skill ${pct(u.withRate!)} vs without_skill ${pct(u.withoutRate!)}; permutation p=${formatP(u.pAdjusted)}): ${VERDICT[u.verdict]}\n`,
-      );
-      out.write(`  ${u.reason}\n`);
-      out.write(`  cases: ${u.wins} better, ${u.ties} same, ${u.losses} worse; errors: with_skill ${u.errors.with.errors}/${u.errors.with.trials}, without_skill ${u.errors.without.errors}/${u.errors.without.trials}\n`);
-    }
-    if (u.dropped.length) {
-      const shown = u.dropped.slice(0, 10).map((x) => `${x.caseId} (${x.reason})`).join('; ');
-      out.write(`  left out of the comparison: ${shown}${u.dropped.length > 10 ? `; and ${u.dropped.length - 10} more` : ''}\n`);
-    }
-  }
-  for (const l of triggerLines(d.triggers, name)) out.write(`${l}\n`);
-  for (const l of extra.behaviourLines ?? []) out.write(`${l}\n`);
-  for (const l of extra.costLines ?? []) out.write(`${l}\n`);
-  // What the agent_judge graders spent, apart from the agents' figures (src/report/judge-spend.ts).
-  for (const l of extra.judgeLines ?? []) out.write(`${l}\n`);
-  if (ran < planned) out.write(`${planned - ran} job(s) not run${extra.notRunReason ? `: ${extra.notRunReason} (a partial run: the gates decide on what ran)` : ' (interrupted)'}\n`);
-  out.write('gates:\n');
-  for (const g of d.gates) out.write(`  ${STATE[g.state].padEnd(12)} ${g.name}${g.engine ? ` (${name(g.engine)})` : ''}: ${g.reason}\n`);
-  const mapped = d.gates.some((g) => g.state === 'inconclusive') && d.config.onInconclusive && !d.gates.some((g) => g.state === 'fail') && exitCode === d.exitCode;
-  out.write(`exit code ${exitCode}: ${mapped ? `a gate is inconclusive, counted as ${d.config.onInconclusive === 'pass' ? 'passed' : 'failed'} (--on-inconclusive ${d.config.onInconclusive})` : exitMeaning(exitCode)}\n`);
-}
-
-/** What an exit code of `skill-up run` means (README "Exit codes"). */
-export function exitMeaning(code: number): string {
-  switch (code) {
-    case 0:
-      return 'every gate passed';
-    case 1:
-      return 'a gate failed';
-    case 3:
-      return 'errors above the allowed rate (an engine or the harness broke; errors are never counted as passes or fails)';
-    case 4:
-      return 'a gate is inconclusive: the data cannot decide (more cases or trials; --on-inconclusive pass|fail maps it)';
-    case 130:
-      return 'interrupted (SIGINT)';
-    case 143:
-      return 'interrupted (SIGTERM)';
-    default:
-      return `exit code ${code}`;
-  }
-}
-
-/** Per case and engine, the with_skill statuses across iterations, then the verdict and gates per iteration. */
-function printStability(outcomes: RunRecord[], names: Map<string, string>): void {
-  const out = process.stdout;
-  out.write(`\nstability over ${outcomes.length} iteration(s):\n`);
-  const rows = new Map<string, string[]>();
-  outcomes.forEach((o, i) => {
-    for (const c of o.decision.stats.cases) {
-      if (c.variant !== 'with_skill') continue;
-      const key = `${names.get(c.engine) ?? c.engine} ${c.caseId}`;
-      const row = rows.get(key) ?? new Array<string>(outcomes.length).fill('-');
-      const graded = c.passed + c.failed;
-      row[i] = graded === 0 ? (c.errors ? 'ERROR' : 'SKIP') : c.failed === 0 ? 'PASS' : c.passed === 0 ? 'FAIL' : `${c.passed}/${graded}`;
-      rows.set(key, row);
-    }
-  });
-  for (const [key, row] of rows) {
-    const stable = new Set(row).size === 1;
-    out.write(`  ${key.padEnd(40)} ${row.join(' ')}${stable ? '' : '  (unstable)'}\n`);
-  }
-  const engines = [...new Set(outcomes.flatMap((o) => o.decision.stats.uplift.map((u) => u.engine)))];
-  for (const e of engines) {
-    const verdicts = outcomes.map((o) => o.decision.stats.uplift.find((u) => u.engine === e)?.verdict ?? '-');
-    out.write(`  verdict (${names.get(e) ?? e}): ${verdicts.join(', ')}\n`);
-  }
-  out.write(`  exit codes: ${outcomes.map((o) => o.exitCode).join(', ')} → ${combineExitCodes(outcomes.map((o) => o.exitCode))}\n`);
 }

@@ -4,7 +4,10 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import picomatch from 'picomatch';
+import type Picomatch from 'picomatch';
+import { requireCjs } from '../util/cjs.js';
+
+const picomatch = requireCjs('picomatch') as typeof Picomatch;
 import { MAX_GLOB_LENGTH } from '../skill/files.js';
 import { ConfigError } from './diagnostics.js';
 

@@ -3,10 +3,22 @@
  * package root: eval.yaml, case files, the scripted model's rule file, SKILL.md frontmatter),
  * compiled once with one ajv instance (draft 2020-12), and a small walker that answers "what
  * does the schema allow at this path?" for error messages (src/config/schema-errors.ts).
+ *
+ * Compiling these schemas costs 100–250 ms, on every run. `npm run build` therefore writes
+ * them as ajv standalone code (https://ajv.js.org/standalone.html, scripts/build-validators.mjs
+ * → {@link GENERATED_VALIDATORS}, beside this module in dist/) with a fingerprint of the
+ * schemas, ajv's version and the options; that file is used only while its fingerprint is the
+ * current one, else (and always under vitest, which runs src/) the schemas are compiled here.
+ * ajv itself is loaded on first use only (`createRequire`: it is CommonJS), never at import.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import Ajv2020Module, { type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
+import { fileURLToPath } from 'node:url';
+import { runInThisContext } from 'node:vm';
+import type Ajv2020Module from 'ajv/dist/2020.js';
+import type { ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../util/package-root.js';
 import type { Segment } from './yaml-source.js';
 
@@ -29,12 +41,37 @@ export type SchemaKind = keyof typeof SCHEMAS;
 /** A JSON Schema object (loosely typed: we only read it). */
 export type Schema = Record<string, unknown>;
 
-interface Compiled {
-  validators: Map<SchemaKind, ValidateFunction>;
-  docs: Map<string, Schema>;
-}
+const require = createRequire(import.meta.url);
 
-let compiled: Compiled | undefined;
+/**
+ * The file the build writes the standalone validators to: beside this module, so dist/ has it
+ * and src/ (vitest) does not. CommonJS, as ajv's standalone code `require`s its runtime helpers.
+ */
+export const GENERATED_VALIDATORS = fileURLToPath(new URL('./validators.generated.cjs', import.meta.url));
+
+/** Bump when the generated file's layout changes: an older file's fingerprint no longer matches. */
+const GENERATOR_VERSION = 1;
+
+/** The options of the user-file schemas' ajv: part of the fingerprint, so a change here refuses an older generated file. */
+const AJV_OPTIONS = {
+  allErrors: true,
+  verbose: true,
+  strictSchema: true,
+  strictTypes: false,
+  strictRequired: false,
+  allowUnionTypes: true,
+} as const satisfies Options;
+
+/** Annotation keywords the schemas carry (no validation of their own). */
+const KEYWORDS = [
+  'x-expected',
+  // `x-messages: {<keyword>: message}`: a schema's own wording of one keyword's failure (src/config/schema-errors.ts).
+  'x-messages',
+] as const;
+
+let texts: Map<SchemaKind, string> | undefined;
+let docs: Map<string, Schema> | undefined;
+let validators: Map<SchemaKind, ValidateFunction> | undefined;
 
 /** Absolute path of `schemas/<name>` in the installed package. */
 export function schemaPath(name: (typeof SCHEMAS)[SchemaKind]['file'] | 'result.schema.json' | 'events.schema.json'): string {
@@ -46,48 +83,119 @@ type AjvInstance = InstanceType<typeof Ajv2020Module.default>;
 
 /**
  * A new ajv (draft 2020-12) with `options`: the one place that works around ajv's CommonJS
- * default export. Also used for result.json (src/report/load.ts).
+ * default export, and that loads ajv (on the first call). Also used for result.json (src/report/load.ts).
  */
 export function createAjv(options: Options): AjvInstance {
-  const Ajv = (Ajv2020Module as unknown as { default?: typeof Ajv2020Module }).default ?? Ajv2020Module;
-  return new (Ajv as unknown as new (opts: Options) => AjvInstance)(options);
+  const mod = require('ajv/dist/2020.js') as { default?: unknown };
+  const Ajv = (mod.default ?? mod) as new (opts: Options) => AjvInstance;
+  return new Ajv(options);
 }
 
-function compile(): Compiled {
-  if (compiled) return compiled;
-  const ajv = createAjv({
-    allErrors: true,
-    verbose: true,
-    strictSchema: true,
-    strictTypes: false,
-    strictRequired: false,
-    allowUnionTypes: true,
-  });
-  ajv.addKeyword('x-expected');
-  // `x-messages: {<keyword>: message}`: a schema's own wording of one keyword's failure (src/config/schema-errors.ts).
-  ajv.addKeyword('x-messages');
-  const docs = new Map<string, Schema>();
-  for (const { file, id } of Object.values(SCHEMAS)) {
-    const schema = JSON.parse(readFileSync(schemaPath(file), 'utf8')) as Schema;
-    ajv.addSchema(schema);
-    docs.set(id, schema);
+/** The text of each schema file, read once. */
+function schemaTexts(): Map<SchemaKind, string> {
+  if (texts) return texts;
+  texts = new Map((Object.entries(SCHEMAS) as [SchemaKind, (typeof SCHEMAS)[SchemaKind]][]).map(([kind, { file }]) => [kind, readFileSync(schemaPath(file), 'utf8')]));
+  return texts;
+}
+
+/** The schema documents by `$id`. */
+function schemaDocs(): Map<string, Schema> {
+  if (docs) return docs;
+  docs = new Map([...schemaTexts()].map(([kind, text]) => [SCHEMAS[kind].id, JSON.parse(text) as Schema]));
+  return docs;
+}
+
+/**
+ * What the generated validators must have been built from: a sha256 (hex) over the generator's
+ * version, ajv's version, the options, the keywords and every schema file's text.
+ */
+export function schemasFingerprint(): string {
+  const ajvVersion = (JSON.parse(readFileSync(require.resolve('ajv/package.json'), 'utf8')) as { version: string }).version;
+  const h = createHash('sha256').update(JSON.stringify({ generator: GENERATOR_VERSION, ajv: ajvVersion, options: AJV_OPTIONS, keywords: KEYWORDS }));
+  for (const [kind, text] of schemaTexts()) h.update(`\0${kind}\0${text}`);
+  return h.digest('hex');
+}
+
+/** The user-file schemas compiled at run time (the slow path: ajv's code generator). */
+export function compileValidators(): Map<SchemaKind, ValidateFunction> {
+  return compileWith(AJV_OPTIONS).validators;
+}
+
+function compileWith(options: Options): { ajv: AjvInstance; validators: Map<SchemaKind, ValidateFunction> } {
+  const ajv = createAjv(options);
+  for (const k of KEYWORDS) ajv.addKeyword(k);
+  for (const schema of schemaDocs().values()) ajv.addSchema(structuredClone(schema));
+  const out = new Map<SchemaKind, ValidateFunction>();
+  for (const [kind, { id }] of Object.entries(SCHEMAS) as [SchemaKind, (typeof SCHEMAS)[SchemaKind]][]) out.set(kind, ajv.getSchema(id)!);
+  return { ajv, validators: out };
+}
+
+/**
+ * The source of {@link GENERATED_VALIDATORS}: ajv standalone code (CommonJS) exporting one
+ * validator per {@link SchemaKind}, and `fingerprint` ({@link schemasFingerprint}). Written by
+ * scripts/build-validators.mjs; deterministic for the same schemas, ajv and options.
+ */
+export function standaloneValidatorsCode(): string {
+  const { ajv } = compileWith({ ...AJV_OPTIONS, code: { source: true } });
+  const standalone = require('ajv/dist/standalone/index.js') as { default: (ajv: AjvInstance, refs: Record<string, string>) => string };
+  const refs = Object.fromEntries(Object.entries(SCHEMAS).map(([kind, { id }]) => [kind, id]));
+  return `// Generated by scripts/build-validators.mjs from schemas/*.schema.json (ajv standalone code): do not edit.\n${standalone.default(ajv, refs)}\nexports.fingerprint = ${JSON.stringify(schemasFingerprint())};\n`;
+}
+
+/**
+ * The validators of a generated file (`file`, default {@link GENERATED_VALIDATORS}), or
+ * undefined when there is none, it cannot be read or run, or its fingerprint is not the
+ * current schemas' (a stale file is never used).
+ */
+export function loadGeneratedValidators(file: string = GENERATED_VALIDATORS): Map<SchemaKind, ValidateFunction> | undefined {
+  let code: string;
+  try {
+    code = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
   }
-  const validators = new Map<SchemaKind, ValidateFunction>();
-  for (const [kind, { id }] of Object.entries(SCHEMAS) as [SchemaKind, (typeof SCHEMAS)[SchemaKind]][]) validators.set(kind, ajv.getSchema(id)!);
-  compiled = { validators, docs };
-  return compiled;
+  // Checked before the code runs: a stale file is not even compiled.
+  if (/^exports\.fingerprint = "([0-9a-f]{64})";$/m.exec(code)?.[1] !== schemasFingerprint()) return undefined;
+  try {
+    return validatorsFromCode(code, file);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs standalone validator code (as {@link standaloneValidatorsCode} writes it) as a CommonJS
+ * module whose `require` resolves from this module (ajv's runtime helpers are skill-up's
+ * dependency wherever the code sits). @throws Error when a validator is missing or the code fails
+ */
+export function validatorsFromCode(code: string, filename = GENERATED_VALIDATORS): Map<SchemaKind, ValidateFunction> {
+  const module = { exports: {} as Record<string, unknown> };
+  const fn = runInThisContext(`(function (exports, require, module) {${code}\n})`, { filename }) as (e: unknown, r: NodeJS.Require, m: unknown) => void;
+  fn(module.exports, require, module);
+  const out = new Map<SchemaKind, ValidateFunction>();
+  for (const kind of Object.keys(SCHEMAS) as SchemaKind[]) {
+    const v = module.exports[kind];
+    if (typeof v !== 'function') throw new Error(`generated validators: no validator for \`${kind}\``);
+    out.set(kind, v as ValidateFunction);
+  }
+  return out;
+}
+
+function validatorsInForce(): Map<SchemaKind, ValidateFunction> {
+  validators ??= loadGeneratedValidators() ?? compileValidators();
+  return validators;
 }
 
 /** Validates `data` against the schema `kind`; returns ajv's raw errors (empty when valid). */
 export function validateAgainst(kind: SchemaKind, data: unknown): ErrorObject[] {
-  const validate = compile().validators.get(kind)!;
+  const validate = validatorsInForce().get(kind)!;
   return validate(data) ? [] : [...(validate.errors ?? [])];
 }
 
 /** The root schema document of `kind` with its `$id`. */
 export function rootSchema(kind: SchemaKind): { schema: Schema; base: string } {
   const id = SCHEMAS[kind].id;
-  return { schema: compile().docs.get(id)!, base: id };
+  return { schema: schemaDocs().get(id)!, base: id };
 }
 
 /**
@@ -133,7 +241,7 @@ function effective(schema: Schema, base: string): { schema: Schema; base: string
 function resolveRef(ref: string, base: string): { schema: Schema; base: string } | undefined {
   const url = new URL(ref, base);
   const docId = url.href.replace(/#.*$/, '');
-  const doc = compile().docs.get(docId);
+  const doc = schemaDocs().get(docId);
   if (!doc) return undefined;
   let node: unknown = doc;
   const pointer = decodeURIComponent(url.hash.replace(/^#/, ''));

@@ -8,7 +8,11 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
+import type { Document, LineCounter, Node, Pair, YAMLMap } from 'yaml';
+import type * as YamlLib from 'yaml';
+import { requireCjs } from '../util/cjs.js';
+
+const { isAlias, isMap, isPair, isScalar, isSeq, LineCounter: LineCounterClass, parseDocument, visit } = requireCjs('yaml') as typeof YamlLib;
 import type { DiagnosticBag } from './diagnostics.js';
 import { fileKind, fileKindProblem } from './paths.js';
 
@@ -295,14 +299,14 @@ export function parseYaml(file: string, text: string, bag: DiagnosticBag, readab
   const options: ParseYamlOptions = typeof readable === 'boolean' ? { readable } : readable;
   const lineOffset = options.lineOffset ?? 0;
   const label = options.label ?? '';
-  const lineCounter = new LineCounter();
+  const lineCounter = new LineCounterClass();
   let doc: Document;
   try {
     doc = parseDocument(text, { lineCounter, ...YAML_PARSE_OPTIONS, merge: true });
   } catch (e) {
     if (!isStackOverflow(e)) throw e;
     bag.error(file, 1 + lineOffset, 1, '', `YAML error${label}: ${yamlDepthMessage()}`);
-    return { file, doc: parseDocument(''), lineCounter: new LineCounter(), data: undefined, ok: false, lineOffset };
+    return { file, doc: parseDocument(''), lineCounter: new LineCounterClass(), data: undefined, ok: false, lineOffset };
   }
   const pos = (offset: number) => {
     const p = lineCounter.linePos(offset);

@@ -15,12 +15,11 @@
  * seeing half an install (the loser of the rename race discards its copy).
  */
 import { existsSync } from 'node:fs';
-import { access, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { constants as fsConstants } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { execa } from 'execa';
+import { createHash, randomBytes } from 'node:crypto';
 import { EngineUnavailable } from './types.js';
 
 /** The cache root: `$SKILL_UP_CACHE_DIR` if set and non-empty, else `~/.cache/skill-up`. */
@@ -193,6 +192,8 @@ async function doInstall(opts: InstallOptions, dir: string): Promise<InstallResu
   const head = `installing ${spec} into ${displayPath(opts.root)} …`;
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
   try {
+    // Loaded on first use: only an engine install runs npm (execa is 100+ modules).
+    const { execa } = await import('execa');
     const r = await execa('npm', ['install', '--prefix', tmp, '--no-audit', '--no-fund', spec], {
       env: opts.env ?? process.env,
       extendEnv: false,
@@ -267,4 +268,76 @@ export function summariseNpmErrors(stderr: string): string {
   const others = lines.filter((l) => !/^npm (error|ERR!|warn|WARN)/.test(l));
   const picked = errors.length > 0 ? errors : others.length > 0 ? others : lines;
   return picked.slice(-10).join('\n');
+}
+
+/**
+ * What identifies one executable for the version cache ({@link cachedVersion}): its real path
+ * (symbolic links followed) and that file's device, inode, size, and modification and change
+ * times in nanoseconds (as decimal strings), plus `env`, a digest of the environment that
+ * decides what the probe runs (src/engine/resolve.ts). Any difference is another executable.
+ */
+export interface BinaryIdentity {
+  path: string;
+  dev: string;
+  ino: string;
+  size: string;
+  mtimeNs: string;
+  ctimeNs: string;
+  env: string;
+}
+
+/** The identity of `file` with `env` (see {@link BinaryIdentity}); undefined when it cannot be resolved or stat'ed. */
+export async function binaryIdentity(file: string, env: string): Promise<BinaryIdentity | undefined> {
+  try {
+    const path = await realpath(file);
+    const st = await stat(path, { bigint: true });
+    return { path, dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs), env };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Layout version of a version-cache file: a file of another layout is never trusted. */
+const VERSION_CACHE_FORMAT = 1;
+
+/** `<cache>/versions/<sha256 of the real path, 32 hex>.json`: one small file per executable, so processes probing different engines never write the same file. */
+export function versionCacheFile(root: string, realPath: string): string {
+  return join(root, 'versions', `${createHash('sha256').update(realPath).digest('hex').slice(0, 32)}.json`);
+}
+
+/**
+ * The version an earlier `--version` probe of the executable `id` reported, from skill-up's
+ * per-user cache (`root`, {@link cacheRoot}), or undefined: no entry, an entry of another
+ * identity (the executable was replaced, touched, or the environment differs), or a file that
+ * is unreadable or not a cache entry (ignored, never an error).
+ */
+export async function cachedVersion(root: string, id: BinaryIdentity): Promise<string | undefined> {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(await readFile(versionCacheFile(root, id.path), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof entry !== 'object' || entry === null) return undefined;
+  const e = entry as Record<string, unknown>;
+  if (e.format !== VERSION_CACHE_FORMAT || typeof e.version !== 'string' || !/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/.test(e.version)) return undefined;
+  for (const [k, v] of Object.entries(id)) if (e[k] !== v) return undefined;
+  return e.version;
+}
+
+/**
+ * Records that the executable `id` reports `version`: written to a temporary sibling and
+ * renamed into place, so a reader sees the old entry or the new one, never half. Best effort:
+ * a cache that cannot be written (read-only home) only means the next run probes again.
+ */
+export async function storeVersion(root: string, id: BinaryIdentity, version: string): Promise<void> {
+  const file = versionCacheFile(root, id.path);
+  const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(tmp, `${JSON.stringify({ format: VERSION_CACHE_FORMAT, ...id, version })}\n`);
+    await rename(tmp, file);
+  } catch {
+    await rm(tmp, { force: true }).catch(() => undefined);
+  }
 }

@@ -10,8 +10,10 @@ import { redactor } from '../util/redact.js';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { currentJob, processObserver } from './observe.js';
+import { currentJob, processObserver, type ProcessObserver } from './observe.js';
 import { unwatchGroup, watchGroup } from './reaper.js';
+import { GROUP_EXIT_WAIT_MS, PIPE_DRAIN_MS, type HelperResult } from './spawn-helper.js';
+import { prewarmSpawnHelper, runInHelper } from './spawner.js';
 import type { EngineError } from './types.js';
 
 /** Options for `runProcess`. */
@@ -128,9 +130,6 @@ export function truncationError(what: string, bytes: number, cap: number, atLeas
   };
 }
 
-/** After the process exits, how long its pipes may stay open (held by an escaped child). */
-const PIPE_DRAIN_MS = 2000;
-
 /**
  * Writes a stream to a file up to a cap, then keeps reading (so the writer never blocks) and
  * counts. While the file is written, a full write buffer pauses the stream until it drains, so
@@ -141,6 +140,7 @@ function captureTo(stream: Readable, out: WriteStream, cap: number, marker = fal
   // RAW: parsers and judges read the answer as the engine gave it; the file lies in the job's
   // outputs/ folder and is redacted in place when the job ends, after grading (src/run/job.ts).
   let total = 0;
+  let marked = false;
   // The file cannot be opened or written (EMFILE, ENOSPC, EACCES): never an unhandled 'error'
   // event. The rest is drained and counted; runProcess stops the process and throws.
   let failure: Error | undefined;
@@ -155,9 +155,13 @@ function captureTo(stream: Readable, out: WriteStream, cap: number, marker = fal
   stream.on('data', (chunk: Buffer) => {
     const before = total;
     total += chunk.length;
-    if (before >= cap || failure) return;
-    const ok = out.write(total <= cap ? chunk : chunk.subarray(0, cap - before));
-    if (total > cap && marker) out.write(`\n[skill-up: cut here at ${cap} bytes; the process wrote more, which was drained and counted]\n`);
+    if (failure || (before >= cap && (marked || !marker))) return;
+    const ok = before < cap ? out.write(total <= cap ? chunk : chunk.subarray(0, cap - before)) : true;
+    // The marker follows the last byte kept, also when a chunk ended exactly at the cap.
+    if (total > cap && marker && !marked) {
+      marked = true;
+      out.write(`\n[skill-up: cut here at ${cap} bytes; the process wrote more, which was drained and counted]\n`);
+    }
     if (!ok && total < cap && !failure) {
       stream.pause();
       out.once('drain', () => stream.resume());
@@ -190,12 +194,26 @@ export class ProcessOutputError extends Error {
 }
 
 /**
+ * Gets process spawning ready before the first {@link runProcess} of a run: starts the spawn
+ * helper now (src/engine/spawner.ts), unless `SKILL_UP_SPAWN_HELPER=0` or on Windows, where
+ * engines are spawned in process.
+ */
+export function prepareProcesses(): void {
+  if (process.platform !== 'win32' && process.env.SKILL_UP_SPAWN_HELPER !== '0') prewarmSpawnHelper();
+}
+
+/**
  * Spawns `file args` in a new process group and waits for it to end. Never throws for the
  * child's own failures: they are reported in the result. stdout and stderr are always fully
  * drained; at most `maxStreamBytes()` of each reach the files (stdout/stderrTruncated say when
  * more came), and the totals are reported.
  * After the main process ends, its group is swept with SIGKILL so no background child
  * outlives its job (and a pipe it held is closed).
+ *
+ * The process is started by skill-up's spawn helper (src/engine/spawner.ts), a small process
+ * whose fork() is cheap whatever skill-up's heap; the helper opens the files and drains the
+ * pipes, with the same rules as here. Only when the helper cannot be started at all (or
+ * `SKILL_UP_SPAWN_HELPER=0`) is the process spawned by skill-up itself ({@link runInProcess}).
  *
  * node:child_process is used directly (not execa) because the job must end when the process
  * exits, not when every holder of its pipes has let go, and because the output is capped.
@@ -204,12 +222,86 @@ export class ProcessOutputError extends Error {
  * @throws ProcessOutputError when skill-up cannot write the output files (out of
  *   descriptors, disk full, permissions): the process is stopped then, and the caller's job
  *   becomes an `error` naming the file and the reason.
+ * @throws SpawnHelperError (src/engine/spawner.ts) when the spawn helper dies while the process
+ *   runs: its group is killed, the job becomes an `error`, and the next call starts a new helper.
  */
 export async function runProcess(file: string, args: string[], opts: ProcOptions): Promise<ProcResult> {
-  const started = performance.now();
   if (opts.signal?.aborted) {
     return { exitCode: null, timedOut: false, cancelled: true, durationMs: 0, stdoutBytes: 0, stderrBytes: 0 };
   }
+  if (process.platform !== 'win32' && process.env.SKILL_UP_SPAWN_HELPER !== '0') {
+    const r = await runThroughHelper(file, args, opts);
+    if (r) return r;
+  }
+  return runInProcess(file, args, opts);
+}
+
+/** {@link runProcess} through the spawn helper; undefined when the helper cannot be started. */
+async function runThroughHelper(file: string, args: string[], opts: ProcOptions): Promise<ProcResult | undefined> {
+  const cap = maxStreamBytes();
+  const observer = processObserver();
+  const job = currentJob();
+  const lines = observer?.stderrLine ? stderrLines(observer.stderrLine.bind(observer), job) : undefined;
+  let pid: number | undefined;
+  const r = await runInHelper(
+    {
+      file,
+      args,
+      cwd: opts.cwd,
+      env: opts.env,
+      ...(opts.input !== undefined ? { input: opts.input } : {}),
+      stdoutFile: opts.stdoutFile,
+      stderrFile: opts.stderrFile,
+      cap,
+      timeoutMs: Number.isFinite(opts.timeoutMs) ? opts.timeoutMs : null,
+      graceMs: opts.killGraceMs ?? 2000,
+      lines: lines !== undefined,
+    },
+    {
+      spawned(p) {
+        // `run -v` / `-vv` (engine/observe.ts): the command line, and stderr line by line.
+        observer?.spawned?.(job, file, args, opts.cwd);
+        pid = p;
+        if (p) trackGroup(p);
+      },
+      stderr: (text) => lines?.write(text),
+      lost(p) {
+        killGroup(p, 'SIGKILL');
+        if (p) untrackGroup(p);
+      },
+    },
+    opts.signal,
+  );
+  if (!r) return undefined;
+  lines?.end();
+  if (pid) untrackGroup(pid);
+  return procResultOf(r, file, cap);
+}
+
+/** The helper's report as a ProcResult, exactly as {@link runInProcess} builds it. @throws ProcessOutputError */
+function procResultOf(r: HelperResult, file: string, cap: number): ProcResult {
+  if (r.output) throw new ProcessOutputError(`skill-up could not write the output of ${file} to ${r.output.file}: ${r.output.message}`, r.output.code);
+  const { durationMs, stdoutBytes, stderrBytes, timedOut, cancelled } = r;
+  const cut = { ...(stdoutBytes > cap ? { stdoutTruncated: true } : {}), ...(stderrBytes > cap ? { stderrTruncated: true } : {}) };
+  if (r.start) {
+    const e = Object.assign(new Error(r.start.message), { code: r.start.code });
+    return { exitCode: null, timedOut, cancelled, startError: describeStartError(e, file), startErrorCode: r.start.code, durationMs, stdoutBytes, stderrBytes, ...cut };
+  }
+  return {
+    exitCode: timedOut || cancelled ? null : r.exitCode,
+    signal: r.signal ?? undefined,
+    timedOut,
+    cancelled: cancelled && !timedOut,
+    durationMs,
+    stdoutBytes,
+    stderrBytes,
+    ...cut,
+  };
+}
+
+/** {@link runProcess} spawning from skill-up's own process (the helper could not be started). */
+async function runInProcess(file: string, args: string[], opts: ProcOptions): Promise<ProcResult> {
+  const started = performance.now();
   // Both files are opened before the process starts, so an agent cannot swap `outputs/` for a
   // link first and have skill-up create them elsewhere.
   const outFile = createRawWriteStream(opts.stdoutFile);
@@ -290,7 +382,7 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
   killGroup(pid, 'SIGKILL');
   // SIGKILL is delivered asynchronously: wait (bounded) until no member still runs, so a
   // caller that checks right after a timeout sees no process of the job.
-  if (pid) await waitForGroupExit(pid, 1000);
+  if (pid) await waitForGroupExit(pid, GROUP_EXIT_WAIT_MS);
   if (pid) untrackGroup(pid);
   // A child that escaped the group may still hold the pipes: give them a moment, then let go.
   const drainTimer = setTimeout(() => {
@@ -344,52 +436,63 @@ export function cutLine(line: string, limit = STDERR_LINE_DISPLAY, extraBytes = 
 }
 
 /**
- * Tells `observer` about a started process and, when it listens, each line of its stderr. A line
- * longer than {@link STDERR_LINE_DISPLAY} is shown once, cut ({@link cutLine}); the rest of that
- * line is counted and skipped. Enough text past the cut (the longest secret variant) is held
- * before cutting, so redaction sees a secret straddling the cut whole.
+ * Tells `observer` about a started process and, when it listens, each line of its stderr
+ * ({@link stderrLines}).
  */
-function watchProcess(observer: NonNullable<ReturnType<typeof processObserver>>, job: string | undefined, file: string, args: string[], cwd: string, stderr: Readable): void {
+function watchProcess(observer: ProcessObserver, job: string | undefined, file: string, args: string[], cwd: string, stderr: Readable): void {
   observer.spawned?.(job, file, args, cwd);
-  const onLine = observer.stderrLine?.bind(observer);
-  if (!onLine) return;
+  if (!observer.stderrLine) return;
+  const lines = stderrLines(observer.stderrLine.bind(observer), job);
+  const decoder = new StringDecoder('utf8');
+  stderr.on('data', (chunk: Buffer) => lines.write(decoder.write(chunk)));
+  stderr.once('close', () => lines.end());
+}
+
+/**
+ * Splits stderr text (decoded as UTF-8, in the pieces it arrives in) into lines for `onLine`. A
+ * line longer than {@link STDERR_LINE_DISPLAY} is shown once, cut ({@link cutLine}); the rest of
+ * that line is counted and skipped. Enough text past the cut (the longest secret variant) is held
+ * before cutting, so redaction sees a secret straddling the cut whole. `end()` at the stream's
+ * end shows a last line without a line break.
+ */
+function stderrLines(onLine: NonNullable<ProcessObserver['stderrLine']>, job: string | undefined): { write(text: string): void; end(): void } {
   let pending = '';
   /** A long line was shown cut: bytes of it skipped since, until its end of line. */
   let skipping = false;
   let skipped = 0;
   let cutShown = '';
-  const decoder = new StringDecoder('utf8');
   const hold = () => STDERR_LINE_DISPLAY + Math.max(redactor().maxBytes, 1);
-  stderr.on('data', (chunk: Buffer) => {
-    let text = decoder.write(chunk);
-    if (skipping) {
-      const nl = text.indexOf('\n');
-      if (nl < 0) {
-        skipped += Buffer.byteLength(text);
-        return;
+  return {
+    write(text: string): void {
+      if (skipping) {
+        const nl = text.indexOf('\n');
+        if (nl < 0) {
+          skipped += Buffer.byteLength(text);
+          return;
+        }
+        skipped += Buffer.byteLength(text.slice(0, nl).replace(/\r$/, ''));
+        onLine(job, cutShown.replace(/\[\+(\d+) bytes\]$/, (_m, n: string) => `[+${Number(n) + skipped} bytes]`));
+        skipping = false;
+        skipped = 0;
+        text = text.slice(nl + 1);
       }
-      skipped += Buffer.byteLength(text.slice(0, nl).replace(/\r$/, ''));
-      onLine(job, cutShown.replace(/\[\+(\d+) bytes\]$/, (_m, n: string) => `[+${Number(n) + skipped} bytes]`));
-      skipping = false;
-      skipped = 0;
-      text = text.slice(nl + 1);
-    }
-    const lines = (pending + text).split(/\r?\n/);
-    pending = lines.pop() ?? '';
-    for (const l of lines) onLine(job, l.length > STDERR_LINE_DISPLAY ? cutLine(l) : l);
-    if (pending.length >= hold()) {
-      // Cut now (redacted with all it holds); show it when the line ends, with the bytes skipped.
-      cutShown = cutLine(pending);
-      if (!cutShown.endsWith(' bytes]')) cutShown += '… [+0 bytes]';
-      pending = '';
-      skipping = true;
-      skipped = 0;
-    }
-  });
-  stderr.once('close', () => {
-    if (skipping) onLine(job, cutShown.replace(/\[\+(\d+) bytes\]$/, (_m, n: string) => `[+${Number(n) + skipped} bytes]`));
-    else if (pending) onLine(job, pending.length > STDERR_LINE_DISPLAY ? cutLine(pending) : pending);
-  });
+      const lines = (pending + text).split(/\r?\n/);
+      pending = lines.pop() ?? '';
+      for (const l of lines) onLine(job, l.length > STDERR_LINE_DISPLAY ? cutLine(l) : l);
+      if (pending.length >= hold()) {
+        // Cut now (redacted with all it holds); show it when the line ends, with the bytes skipped.
+        cutShown = cutLine(pending);
+        if (!cutShown.endsWith(' bytes]')) cutShown += '… [+0 bytes]';
+        pending = '';
+        skipping = true;
+        skipped = 0;
+      }
+    },
+    end(): void {
+      if (skipping) onLine(job, cutShown.replace(/\[\+(\d+) bytes\]$/, (_m, n: string) => `[+${Number(n) + skipped} bytes]`));
+      else if (pending) onLine(job, pending.length > STDERR_LINE_DISPLAY ? cutLine(pending) : pending);
+    },
+  };
 }
 
 /** True while some process of group `pgid` is alive (zombies waiting for a reaper do not count). */

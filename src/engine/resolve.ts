@@ -9,12 +9,12 @@
  *    npm on first use (see `cache.ts`). PATH is NOT consulted, so a pin is always honoured.
  * 3. Without a pin: the executable on PATH, else the newest version already in the cache.
  */
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve as resolvePath } from 'node:path';
-import { execa } from 'execa';
 import { minimalEnv } from './env.js';
-import { cacheRoot, cachedBinPath, displayPath, installToCache, isExecutable, listCachedVersions } from './cache.js';
+import { binaryIdentity, cachedVersion, cacheRoot, cachedBinPath, displayPath, installToCache, isExecutable, listCachedVersions, storeVersion } from './cache.js';
 import { binOverrideVar, findKnownEngine, findKnownEngineByPackage, knownEngines } from './known.js';
 import { EngineUnavailable } from './types.js';
 
@@ -107,6 +107,14 @@ export async function findOnPath(bin: string, env: Record<string, string | undef
  * Runs `<path> --version` (30 s limit) and returns the first `x.y.z[-pre]` in its output
  * (`2.1.332 (Claude Code)` → `2.1.332`, `codex-cli 0.171.0` → `0.171.0`).
  *
+ * The answer is cached per executable in skill-up's per-user cache (`<cache>/versions/`,
+ * src/engine/cache.ts {@link cachedVersion}): an engine's `--version` takes 0.1–1 s, on every
+ * run. The entry holds the executable's real path, device, inode, size, modification and
+ * change times, and a digest of the `PATH` and `NODE_OPTIONS` the probe gets (they choose
+ * the interpreter a script runs under); the entry is used only while all of these are
+ * unchanged, so a replaced, upgraded or touched executable is probed again. Failures are
+ * never cached. `SKILL_UP_CACHE_DIR` of `env` chooses the cache, as for installs.
+ *
  * The probe never runs in the user's real home (issue 11): it gets only the common base of
  * `env` (src/engine/env.ts `minimalEnv`, so no engine's config-dir variable such as
  * `GEMINI_CLI_HOME` or `CODEX_HOME` leaks in) with `HOME`, `XDG_{CONFIG,CACHE,DATA,STATE}_HOME`
@@ -118,6 +126,28 @@ export async function findOnPath(bin: string, env: Record<string, string | undef
  *   holds the output's last lines (e.g. Claude Code's "native binary not installed" stub).
  */
 export async function probeVersion(path: string, env: Record<string, string | undefined> = process.env): Promise<string> {
+  const root = cacheRoot(env);
+  const envKey = probeEnvKey(env);
+  const before = await binaryIdentity(path, envKey);
+  const hit = before && (await cachedVersion(root, before));
+  if (hit) return hit;
+  const version = await runVersionProbe(path, env);
+  // Stored only when the executable did not change while it ran (an install racing the probe).
+  const after = before && (await binaryIdentity(path, envKey));
+  if (before && after && JSON.stringify(after) === JSON.stringify(before)) await storeVersion(root, before, version);
+  return version;
+}
+
+/** The digest of what, in the probe's environment, can change what `--version` runs: `PATH` and `NODE_OPTIONS`. */
+function probeEnvKey(env: Record<string, string | undefined>): string {
+  const base = minimalEnv(env);
+  return createHash('sha256').update(JSON.stringify([base.PATH ?? null, base.NODE_OPTIONS ?? null])).digest('hex').slice(0, 32);
+}
+
+/** `<path> --version`, run as {@link probeVersion} says; the version it prints. @throws EngineUnavailable */
+async function runVersionProbe(path: string, env: Record<string, string | undefined>): Promise<string> {
+  // Loaded on first use: with the version cached, a run never starts a probe (execa is 100+ modules).
+  const { execa } = await import('execa');
   const home = await mkdtemp(join(env.TMPDIR || tmpdir(), 'skill-up-probe-'));
   let r;
   try {
@@ -259,6 +289,7 @@ function requireKnown(name: string) {
 }
 
 async function latestVersion(npmPackage: string, env: Record<string, string | undefined>): Promise<string> {
+  const { execa } = await import('execa');
   const r = await execa('npm', ['view', npmPackage, 'version'], { env, extendEnv: false, reject: false, stdin: 'ignore', timeout: 60_000 });
   const v = String(r.stdout ?? '').trim().split('\n').pop()?.trim();
   if (r.failed || !v) {

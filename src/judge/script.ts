@@ -23,7 +23,6 @@
  */
 import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { execa } from 'execa';
 import { clip } from './evidence.js';
 import { finalMessageText, textHead } from './text.js';
 import { childProcessEnv } from '../engine/env.js';
@@ -79,6 +78,8 @@ interface RunResult {
 
 async function runOnce(file: string, args: string[], input: JudgeInput, env: Record<string, string>, timeoutMs: number): Promise<RunResult> {
   if (input.signal?.aborted) return { stdout: '', stderr: '', timedOut: false, cancelled: true };
+  // Loaded on first use: a command that grades nothing never loads execa (100+ modules).
+  const { execa } = await import('execa');
   const child = execa(file, args, {
     cwd: input.workspace,
     env,

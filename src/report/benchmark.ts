@@ -288,6 +288,11 @@ function timestampOf(iso: string): string {
  * Trees are found from `jobs[].output_dir` (`[<engine>/]<case>/<variant>/run-<k>`).
  */
 export function buildBenchmarks(doc: ResultDoc): BenchmarkBundle[] {
+  return [...benchmarkBundles(doc)];
+}
+
+/** {@link buildBenchmarks} one tree at a time, each built when asked for (a writer then holds one tree's files, not the run's). */
+export function* benchmarkBundles(doc: ResultDoc): Generator<BenchmarkBundle> {
   // Trigger jobs are not tasks: skill-creator's benchmark compares the two variants on tasks only (README "Trigger evaluation").
   const tasks = doc.jobs.filter((j) => !j.trigger);
   const ids = evalIds(tasks.map((j) => j.case_id));
@@ -298,7 +303,7 @@ export function buildBenchmarks(doc: ResultDoc): BenchmarkBundle[] {
     if (t) t.push(j);
     else trees.set(root, [j]);
   }
-  return [...trees].map(([root, jobs]) => buildBundle(doc, root, jobs, ids));
+  for (const [root, jobs] of trees) yield buildBundle(doc, root, jobs, ids);
 }
 
 function buildBundle(doc: ResultDoc, root: string, jobs: JobJson[], ids: Map<string, number>): BenchmarkBundle {

@@ -17,12 +17,12 @@ import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/prom
 import { isAbsolute, join } from 'node:path';
 import type { ReportFormat } from '../config/types.js';
 import type { JobResult } from '../run/types.js';
-import { buildBenchmarks, gradingJson } from './benchmark.js';
-import { buildJunit } from './junit.js';
+import { benchmarkBundles, gradingJson } from './benchmark.js';
 import { buildSummaryMarkdown } from './markdown.js';
 import { secretValues } from './redact.js';
 import { redactor } from '../util/redact.js';
-import { jsonText, writeJson, writeJsonSync } from '../util/out.js';
+import { jsonText, writeJson } from '../util/out.js';
+import { writeSmallFileSync, type FolderHint } from './small-file.js';
 import { buildResultJson, jobJson, type ResultDoc, type RunMeta } from './result-json.js';
 
 /** What a write produced. */
@@ -31,6 +31,17 @@ export interface WriteResult {
   written: string[];
   /** Formats requested but not written, with the reason (a builder that failed). */
   skipped: { format: ReportFormat; reason: string; io?: boolean }[];
+}
+
+/**
+ * Loads, in the background, what writing `formats` will need (the JUnit builder, the HTML
+ * report's templates), so a run does it while its engines work rather than after its last job.
+ * Failures are ignored here: writing the report reports them.
+ */
+export function prefetchReportModules(formats: readonly ReportFormat[]): void {
+  const later = (load: () => Promise<unknown>) => setImmediate(() => void load().catch(() => undefined));
+  if (formats.includes('junit')) later(() => import('./junit.js'));
+  if (formats.includes('html')) later(async () => (await import('./html/index.js')).prepareHtmlReport());
 }
 
 /** Every format this module knows, in the order they are written. */
@@ -108,12 +119,15 @@ function inside(dir: string, rel: string): string {
 }
 
 /**
- * Writes a small per-run JSON file, creating its folder only when missing (in a run's own
- * folder the job folders exist). Synchronous on purpose: for thousands of small files, direct
- * system calls are several times faster than round trips through libuv's thread pool.
+ * Writes a small per-run JSON file (redacted, src/util/out.ts `jsonText`), creating its folder
+ * only when missing (in a run's own folder the job folders exist), leaving an existing file
+ * that already holds the same bytes alone and overwriting any other in place (never truncated
+ * to 0: src/report/small-file.ts says why that is the slow step of a rewrite). Synchronous on
+ * purpose: for thousands of small files, direct system calls are several times faster than
+ * round trips through libuv's thread pool.
  */
-function putSmall(file: string, value: unknown): void {
-  writeJsonSync(file, value, { mkdir: true, newline: true });
+function putSmall(file: string, value: unknown, hint: FolderHint): void {
+  writeSmallFileSync(file, jsonText(value, 2, true), { mkdir: true, hint });
 }
 
 /** Options of {@link writeReports} and {@link writeDocReports}. */
@@ -184,8 +198,11 @@ async function writeFormat(dir: string, doc: ResultDoc, format: ReportFormat, se
       return [file];
     }
     case 'junit': {
+      // Loaded only when asked for: junit-report-builder is a 788 KB bundle. Written suite by
+      // suite (junitPieces), redacted as a byte stream like result.json.
+      const { junitPieces } = await import('./junit.js');
       const file = join(dir, 'report.xml');
-      await put(file, buildJunit(doc), secrets);
+      await writeAtomic(file, junitPieces(doc), true);
       return [file];
     }
     case 'markdown': {
@@ -259,7 +276,8 @@ async function readTranscripts(sourceDir: string, doc: ResultDoc): Promise<Recor
 /** benchmark.json + benchmark.md per job tree, then grading.json per run (unless `jobFiles` is false) and eval_metadata.json per case. */
 async function writeBenchmarks(dir: string, doc: ResultDoc, secrets: string[], jobFiles: boolean): Promise<string[]> {
   const written: string[] = [];
-  for (const b of buildBenchmarks(doc)) {
+  const hint: FolderHint = { missing: false };
+  for (const b of benchmarkBundles(doc)) {
     const root = inside(dir, b.root);
     await mkdir(root, { recursive: true });
     await put(join(root, 'benchmark.json'), jsonText(b.benchmark, 2, true), secrets);
@@ -267,10 +285,10 @@ async function writeBenchmarks(dir: string, doc: ResultDoc, secrets: string[], j
     written.push(join(root, 'benchmark.json'), join(root, 'benchmark.md'));
     // Small per-run files: plain writes, no temp file and rename (that would double the
     // system calls of a 10,000-job run); each is tiny and rewritten whole.
-    if (jobFiles) for (const g of b.gradings) putSmall(join(inside(dir, g.dir), 'grading.json'), g.grading);
-    for (const m of b.evalMetadata) putSmall(join(inside(dir, m.dir), 'eval_metadata.json'), m.metadata);
+    if (jobFiles) for (const g of b.gradings) putSmall(join(inside(dir, g.dir), 'grading.json'), g.grading, hint);
+    for (const m of b.evalMetadata) putSmall(join(inside(dir, m.dir), 'eval_metadata.json'), m.metadata, hint);
   }
   // Trigger jobs are in no benchmark (tasks only) but keep their own grading.json.
-  if (jobFiles) for (const j of doc.jobs) if (j.trigger) putSmall(join(inside(dir, j.output_dir), 'grading.json'), gradingJson(j));
+  if (jobFiles) for (const j of doc.jobs) if (j.trigger) putSmall(join(inside(dir, j.output_dir), 'grading.json'), gradingJson(j), hint);
   return written;
 }

@@ -4,13 +4,15 @@
  * a crashing engine or a timeout become a JobResult with status `error`.
  */
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import type { EngineConfig, JudgeSpec, Suite, TurnSpec } from '../config/types.js';
 import { fillTurnTemplate } from '../config/turn-template.js';
 import type { EngineAdapter, EngineContext, EngineError, Transcript, TranscriptTurn } from '../engine/types.js';
 import { zeroUsage } from '../engine/types.js';
 import type { Job } from '../plan/plan.js';
 import { createWorkspace, collectArtifacts, diffSnapshots, saveChanges, snapshotWorkspace, type Workspace, type WorkspaceChanges } from '../runtime/index.js';
+import type { KnownFolders } from '../runtime/changes.js';
+import type { RemovalQueue } from '../runtime/removal.js';
 import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
 import { evaluatePostConditionOn, captureDetail } from '../judge/index.js';
 import { baselineFor, gradeFinished } from './grade.js';
@@ -20,7 +22,7 @@ import { boundTurnText } from '../engine/final-text.js';
 import type { Assertion, Grading } from '../judge/types.js';
 import type { JobEvents, JobResult, TurnResult } from './types.js';
 import { droppedToolCalls, MAX_TOOL_CALLS_PER_TURN, MAX_TOOL_IO_CHARS_PER_TURN, TOOL_PREVIEW_CHARS } from './types.js';
-import { removePlantedLinks, unlinkPlantedAncestors } from '../util/contain.js';
+import { makeJobFolder, removePlantedLinks } from '../util/contain.js';
 import { priceResult } from '../cost/estimate.js';
 import { suiteEnvOf } from '../engine/env.js';
 import { redactTextFileInPlace, redactUntracked, writeJson, writeText } from '../util/out.js';
@@ -45,8 +47,13 @@ export interface JobEnv {
   baseEnv: Record<string, string | undefined>;
   modelBaseUrl?: string;
   signal: AbortSignal;
-  /** Pending workspace removals; the run awaits them all before it returns. */
-  cleanups: Promise<void>[];
+  /**
+   * Where finished jobs' workspaces go to be removed (src/runtime/removal.ts): each attempt's
+   * workspace is held under the job's id until the run has journaled the job's result
+   * (src/run/run.ts releases it), then removed in the background. Without a queue, a job
+   * removes its workspace itself before it returns.
+   */
+  removals?: RemovalQueue;
   /** Lifecycle events of each attempt (`--event-log`), when wanted. */
   events?: JobEvents;
   /**
@@ -115,9 +122,10 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
   events?.jobStarted(job, attempt);
   const outputDir = join(env.iterationDir, job.id);
   // A job folder that cannot be made (out of descriptors, disk full, …) makes this job an error, not the run a crash.
-  const folderReady = unlinkPlantedAncestors(env.iterationDir, job.id)
-    .then(() => mkdir(join(outputDir, 'outputs'), { recursive: true }))
-    .then(() => undefined, (e: Error) => e);
+  const folderReady = makeJobFolder(env.iterationDir, job.id, madeFoldersOf(env)).then(
+    (f) => f,
+    (e: Error) => e,
+  );
   const c = job.case;
   const deadline = c.timeoutSeconds > 0 ? started + c.timeoutSeconds * 1000 : Infinity;
   const jobAbort = new AbortController();
@@ -130,8 +138,8 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
   let ws: Workspace | undefined;
   let kept: Transcript | undefined;
   try {
-    const folderError = await folderReady;
-    if (folderError) throw new Error(`cannot create the job folder ${outputDir}: ${folderError.message}`);
+    const folder = await folderReady;
+    if (folder instanceof Error) throw new Error(`cannot create the job folder ${outputDir}: ${folder.message}`);
     if (!adapter) throw new Error(`no adapter for engine \`${job.engine}\` in this run`);
     ws = await createWorkspace({
       root: env.workspaceRoot,
@@ -142,9 +150,13 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
       setupSteps: env.suite.environment.setupSteps,
       signal: jobAbort.signal,
     });
+    // The installed files' states, as the install left them: the snapshot below takes them as they are.
+    const known: KnownFolders = new Map();
     if (job.variant === 'with_skill') {
       for (const s of env.skills) {
-        await applySkillInstall(s.plan, join(ws.dir, adapter.skillDirs[0]!, s.name));
+        const dest = join(ws.dir, adapter.skillDirs[0]!, s.name);
+        const applied = await applySkillInstall(s.plan, dest, { within: ws.dir });
+        if (applied.states) known.set(relative(ws.dir, dest).split(sep).join('/'), applied.states);
         result.skillsInstalled.push(s.name);
       }
     }
@@ -166,20 +178,22 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     };
     const prepared = await adapter.prepare(ctx);
     // The state before the agent ran: what it added, changed and deleted is measured against it.
-    const before = await snapshotWorkspace(ws.dir);
+    const before = await snapshotWorkspace(ws.dir, undefined, known);
     // An agent_judge's grader gets `git diff` against the workspace as it is now (src/runtime/baseline.ts);
     // committed only for such cases, in a private git folder, so other jobs stay cheap.
     const baseline = await baselineFor(c.judges, ws, jobAbort.signal);
     const transcript: Transcript = { engine: job.engine, model: engineCfg.model.name, turns: [] };
     kept = transcript;
     const turnEvents = events && { started: (i: number) => events.turnStarted(job, attempt, i), finished: (t: TurnResult) => events.turnFinished(job, attempt, t) };
-    const verdict = await converse(job, adapter, ctx, prepared, transcript, result, deadline, turnEvents);
+    // A job folder made now holds nothing an agent planted: its first turn needs no scan.
+    const verdict = await converse(job, adapter, ctx, prepared, transcript, result, deadline, turnEvents, folder.fresh);
     // The case deadline bounds the set-up and the agent's turns; each judge has its own limit
     // (a script's timeout_seconds, an agent_judge's per grader run), so grading is never cut by it.
     clearTimeout(deadlineTimer);
     // Before skill-up's own writes into the job folder: no link an agent planted there is followed.
     await unplant(outputDir, result, 'after the last turn');
-    await writeJson(join(outputDir, 'transcript.json'), transcript);
+    // Compact: read by the report and regrade, not by hand (the same data as indented).
+    await writeJson(join(outputDir, 'transcript.json'), transcript, { indent: 0 });
     const changes = diffSnapshots(before, await snapshotWorkspace(ws.dir));
     await recordChanges(result, changes, ws.dir, outputDir);
     const skippedArtifacts: string[] = [];
@@ -252,12 +266,13 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     // into outputs/ by itself such as codex's -o file) is redacted in place now, never before.
     await redactFinalTexts(outputDir, result, kept).catch(() => undefined);
     await redactUntracked(join(outputDir, 'outputs')).catch(() => undefined);
-    // Removal is off the job's critical path: the result is recorded at once and the run
-    // waits for every pending removal before it ends (JobEnv.cleanups).
     // What setup steps left in the background ends with the job (the workspace may be kept).
     ws?.stopBackground();
-    if (ws && !env.keepWorkspaces) env.cleanups.push(ws.remove().catch(() => undefined));
-    else if (ws) result.workspace = ws.dir;
+    // Removal is off the job's critical path and after its result is journaled (JobEnv.removals).
+    if (ws && !env.keepWorkspaces) {
+      if (env.removals) env.removals.hold(job.id, ws);
+      else await ws.remove().catch((e: Error) => note(result, `the workspace ${ws!.dir} could not be removed: ${e.message}`));
+    } else if (ws) result.workspace = ws.dir;
   }
   if (result.status === 'error' && jobAbort.signal.aborted && !env.signal.aborted && !result.reason?.includes('timed out')) {
     // The deadline struck outside an engine turn (workspace set-up).
@@ -319,7 +334,7 @@ async function redactFinalTexts(outputDir: string, result: JobResult, transcript
     for (const r of result.turns) if (r.index === t.index && r.finalTextFile === t.finalTextFile) r.finalTextBytes = after;
     if (result.finalMessageFile === t.finalTextFile) result.finalMessageBytes = after;
   }
-  if (changed && transcript) await writeJson(join(outputDir, 'transcript.json'), transcript);
+  if (changed && transcript) await writeJson(join(outputDir, 'transcript.json'), transcript, { indent: 0 });
 }
 
 /**
@@ -336,6 +351,7 @@ async function converse(
   result: JobResult,
   deadline: number,
   events?: { started(index: number): void; finished(turn: TurnResult): void },
+  freshFolder = false,
 ): Promise<Grading | undefined> {
   const specs = job.case.turns;
   // An engine that cannot resume gets the whole conversation as one prompt (captures need real turns).
@@ -368,7 +384,7 @@ async function converse(
     const remaining = deadline - Date.now();
     const timeoutMs = Math.min(spec.timeoutSeconds ? spec.timeoutSeconds * 1000 : Infinity, remaining);
     // A link the agent planted (an earlier turn, or before) is removed before this turn writes raw output.
-    await unplant(ctx.outputDir, result, `before turn ${index}`);
+    if (index > 1 || !freshFolder) await unplant(ctx.outputDir, result, `before turn ${index}`);
     events?.started(index);
     let t: TranscriptTurn;
     try {
@@ -446,6 +462,15 @@ function turnErrorReason(error: EngineError, index: number, caseSeconds: number,
   return `${error.kind === 'api' ? 'engine API error' : 'engine error'} in turn ${index}: ${error.message}`;
 }
 
+/** Per run (its JobEnv): the case and variant folders made so far (src/util/contain.ts makeJobFolder). */
+const madeFolders = new WeakMap<JobEnv, Set<string>>();
+
+function madeFoldersOf(env: JobEnv): Set<string> {
+  let made = madeFolders.get(env);
+  if (!made) madeFolders.set(env, (made = new Set()));
+  return made;
+}
+
 /** Adds a note to the job (see JobResult.notes). */
 function note(result: JobResult, text: string): void {
   (result.notes ??= []).push(text);
@@ -457,8 +482,9 @@ function note(result: JobResult, text: string): void {
  * if it was one, and notes what was removed.
  */
 async function unplant(outputDir: string, result: JobResult, when: string): Promise<void> {
-  const removed = await removePlantedLinks(outputDir);
-  await mkdir(join(outputDir, 'outputs'), { recursive: true });
+  const folders = new Set<string>();
+  const removed = await removePlantedLinks(outputDir, folders);
+  if (!folders.has('outputs')) await mkdir(join(outputDir, 'outputs'), { recursive: true });
   if (removed.length) {
     note(result, `removed ${removed.length} symbolic or hard link(s) planted in the job folder ${when}: ${removed.slice(0, 5).join(', ')}${removed.length > 5 ? ', …' : ''}`);
   }

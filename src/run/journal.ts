@@ -4,9 +4,11 @@
  * flags, everything `run --resume` and `report` need); then one `type: "job"` line per
  * finished job, and one `type: "resume"` line each time `run --resume` continues the run.
  *
- * Durability: the file is opened once; each line is one `write()` followed by `fdatasync`
- * before `append` resolves, so a job counts as recorded only once its line is on disk, and a
- * SIGKILL or a power loss leaves every recorded job readable. At worst the last line is torn:
+ * Durability: the file is opened once; a line is written with one `write()` followed by
+ * `fdatasync` before `append` resolves, so a job counts as recorded only once its line is on
+ * disk, and a SIGKILL or a power loss leaves every recorded job readable. Lines that arrive
+ * while a sync is under way are written together after it, with one `write()` and one
+ * `fdatasync` (group commit): at parallelism 16 the jobs no longer queue behind one sync each. At worst the last line is torn:
  * readers skip it, and `Journal.reopen` cuts it off before appending. A job run again (by a
  * resume) gets a new line; readers take the last line per job id. Lines are redacted like
  * the reports (no credential value from the environment reaches the file).
@@ -39,7 +41,13 @@ export interface JournalResume {
 
 /** Appends records to a journal file. Writes are serialised so lines never interleave. */
 export class Journal {
+  /** Lines waiting for the next write, each with its caller's promise. */
+  private queue: { line: Buffer; done: () => void; fail: (e: unknown) => void }[] = [];
+  /** The write-and-sync loop while it runs. */
   private chain: Promise<void> = Promise.resolve();
+  private writing = false;
+  /** A write failed part-way: the next one starts on a line of its own. */
+  private torn = false;
   private closed = false;
   private readonly secrets = secretValues();
 
@@ -84,16 +92,37 @@ export class Journal {
   write(entry: { type: string; [key: string]: unknown }): Promise<void> {
     if (this.closed) return Promise.reject(new Error(`journal ${this.file} is closed`));
     const line = Buffer.from(JSON.stringify(redactJson(entry, this.secrets)) + '\n');
-    const next = this.chain.then(async () => {
+    const written = new Promise<void>((done, fail) => this.queue.push({ line, done, fail }));
+    if (!this.writing) {
+      this.writing = true;
+      this.chain = this.drain();
+    }
+    return written;
+  }
+
+  /** Writes and syncs the queued lines, a batch at a time, until none is left. Never rejects. */
+  private async drain(): Promise<void> {
+    while (this.queue.length) {
+      const batch = this.queue.splice(0);
+      const lines = batch.map((b) => b.line);
+      // A line cut short by an earlier failure is ended first, so this batch's lines stay whole.
+      if (this.torn) lines.unshift(Buffer.from('\n'));
+      const buf = lines.length === 1 ? lines[0]! : Buffer.concat(lines);
       let off = 0;
-      // One write() for the line; the loop only matters on a short write (a full disk).
-      while (off < line.length) off += (await this.fh.write(line, off, line.length - off)).bytesWritten;
-      await this.fh.datasync();
-    });
-    // A line that failed (disk full, I/O error) rejects for its caller only: later lines are
-    // still tried, and flush/close never throw for it.
-    this.chain = next.catch(() => undefined);
-    return next;
+      try {
+        // One write() for the batch; the loop only matters on a short write (a full disk).
+        while (off < buf.length) off += (await this.fh.write(buf, off, buf.length - off)).bytesWritten;
+        await this.fh.datasync();
+        this.torn = false;
+        for (const b of batch) b.done();
+      } catch (e) {
+        // Disk full, I/O error: this batch's callers are told; later lines are still tried,
+        // and flush/close never throw for it.
+        if (off > 0) this.torn = true;
+        for (const b of batch) b.fail(e);
+      }
+    }
+    this.writing = false;
   }
 
   /** Resolves when every pending line is written. */

@@ -21,7 +21,8 @@
  * `SKILL_UP_FD_CHECK=0` turns the check off (for a system where the estimate is wrong, and
  * for tests of running out of descriptors).
  */
-import { spawnSync } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
+import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 
 /** Descriptors one running job is counted for (measured about 4.5; see the module doc). */
@@ -46,6 +47,8 @@ export function openFileLimit(): number | undefined {
     /* not Linux: ask a shell */
   }
   try {
+    // Loaded only here (not Linux): node:child_process costs every start-up ~5 ms (it loads node:net).
+    const { spawnSync } = createRequire(import.meta.url)('node:child_process') as typeof ChildProcess;
     const r = spawnSync('/bin/sh', ['-c', 'ulimit -n'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] });
     const out = (r.stdout ?? '').trim();
     return out === 'unlimited' ? undefined : positive(out);

@@ -173,6 +173,8 @@ export async function prepareRunLog(opts: {
   engines: EngineConfig[];
   outputRoot: string;
   suiteHash: string;
+  /** The suite's manifest when the caller has it (config/hash.ts `suiteDigest`); read here otherwise. */
+  manifest?: Record<string, string>;
   flags: Record<string, unknown>;
   /** The path the run was given (undefined: the suite's skill folder). */
   positional: string | undefined;
@@ -184,7 +186,7 @@ export async function prepareRunLog(opts: {
   notice: (line: string) => void;
 }): Promise<RunLog> {
   const { suite, resume } = opts;
-  const manifest = await suiteManifest(suite.skillDir, [opts.outputRoot]);
+  const manifest = 'manifest' in opts ? opts.manifest : await suiteManifest(suite.skillDir, [opts.outputRoot]);
   const log: RunLog = {
     runId: randomUUID(),
     plan: { ...opts.planOptions, engines: opts.engines.map((e) => e.name), ...(opts.shard ? { shard: opts.shard } : {}) },

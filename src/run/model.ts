@@ -5,7 +5,9 @@
  * and each exchange is logged under the job's own folder.
  */
 import type { EngineConfig } from '../config/types.js';
-import { loadModelScript, startModelServer, type ModelServer } from '../model/index.js';
+// Not the model/index.js barrel: checking scripts (a dry run, `validate`) must not load the HTTP server and its protocols.
+import { loadModelScript } from '../model/script.js';
+import type { ModelServer } from '../model/server.js';
 import type { ModelScript } from '../model/types.js';
 
 /**
@@ -29,5 +31,6 @@ export async function loadScripts(from: readonly EngineConfig[] | { engines: rea
 export async function startScriptedModel(scripts: Map<string, ModelScript>, logDir: string): Promise<ModelServer | undefined> {
   const first = [...scripts.values()][0];
   if (!first) return undefined;
+  const { startModelServer } = await import('../model/server.js');
   return startModelServer({ script: first, logDir });
 }

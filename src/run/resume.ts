@@ -11,10 +11,9 @@
  *   folder: result.json then holds exactly the jobs of an uninterrupted run;
  * - a folder without result.json (the run was killed) is rebuilt from the journal alone.
  */
-import { createHash } from 'node:crypto';
-import { lstat, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { suiteFiles } from '../config/hash.js';
+import { suiteDigest } from '../config/hash.js';
 import { incompleteDecision } from '../cost/partial.js';
 import { decide, DEFAULT_DECISION, type DecisionConfig } from '../gate/index.js';
 import type { Job } from '../plan/plan.js';
@@ -152,33 +151,15 @@ export async function loadResume(dir: string): Promise<ResumeState> {
   };
 }
 
-/** Files past these bounds get no manifest (the suite hash still covers them): a changed suite is then reported by its hash alone. */
-const MANIFEST_MAX_FILES = 2000;
-const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
-
 /**
  * Relative path → short digest of each file the suite hash covers (the walk of
  * src/config/hash.ts: same skipped folders, symlinks by target, the executable bit), so a
- * refused resume can say which files changed. Undefined for very large folders.
+ * refused resume can say which files changed. Undefined for very large folders (over 2,000
+ * files or 64 MB) and when the folder cannot be read.
  */
 export async function suiteManifest(skillDir: string, exclude: string[] = []): Promise<Record<string, string> | undefined> {
-  const out: Record<string, string> = {};
-  let bytes = 0;
   try {
-    const files = await suiteFiles(skillDir, exclude, MANIFEST_MAX_FILES + 1);
-    if (files.length > MANIFEST_MAX_FILES) return undefined;
-    for (const { abs, rel } of files) {
-      const st = await lstat(abs);
-      const h = createHash('sha256').update(st.mode & 0o111 ? 'x' : '-');
-      if (st.isSymbolicLink()) h.update(`link:${await readlink(abs)}`);
-      else if (st.isFile()) {
-        bytes += st.size;
-        if (bytes > MANIFEST_MAX_BYTES) return undefined;
-        h.update(await readFile(abs));
-      } else h.update(`size:${st.size}`);
-      out[rel] = h.digest('hex').slice(0, 16);
-    }
-    return out;
+    return (await suiteDigest(skillDir, exclude)).manifest;
   } catch {
     return undefined;
   }

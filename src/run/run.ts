@@ -59,7 +59,8 @@ export interface JobHooks {
 /**
  * Runs every job and returns the finished results in plan order. Jobs not started before an
  * abort are left out (the caller reports them as not run); a job stopped by the abort is
- * recorded as `error` with reason `run interrupted`.
+ * recorded as `error` with reason `run interrupted`. Each job's workspaces are handed to
+ * `env.removals` once its result is journaled, and the queue is drained before this resolves.
  */
 export async function executeJobs(opts: ExecuteOptions): Promise<JobResult[]> {
   const { env } = opts;
@@ -109,11 +110,14 @@ export async function executeJobs(opts: ExecuteOptions): Promise<JobResult[]> {
           // The job's files say what result.json will: best effort, the journal already failed.
           for (const l of opts.listeners ?? []) await l.recorded(job, changed).catch(() => undefined);
         }
+        // The result is safe (journaled, or the journal failed and said so): its workspaces go now, in the background.
+        env.removals?.release(job.id);
         opts.progress?.jobFinished(job, result);
       }),
     ),
   );
-  await Promise.all(env.cleanups);
+  // Every removal ends before the run does (interrupted or not): nothing is left half removed.
+  await env.removals?.drain();
   return results.filter((r): r is JobResult => r !== undefined);
 }
 

@@ -13,22 +13,24 @@ import { ConfigError } from '../config/diagnostics.js';
 import { missingVersionError } from '../config/engines.js';
 import type { EngineConfig, ReportFormat, Suite } from '../config/types.js';
 import { partialDecision } from '../cost/partial.js';
-import { killAllGroups } from '../engine/proc.js';
+import { killAllGroups, prepareProcesses } from '../engine/proc.js';
 import { getAdapter, unavailableAdapter } from '../engine/registry.js';
 import { EngineUnavailable, type EngineAdapter } from '../engine/types.js';
 import { decide, type Decision, type DecisionConfig } from '../gate/index.js';
 import type { ModelScript } from '../model/types.js';
-import { planJobs, selectCases, type Job, type PlanOptions } from '../plan/plan.js';
-import { shardJobs, type ShardRecord, type ShardSpec } from '../plan/shard.js';
+import type { Job } from '../plan/plan.js';
+import type { ShardRecord } from '../plan/shard.js';
 import type { ResultDoc } from '../report/result-json.js';
 import { trialsOf } from '../report/result-json.js';
-import { writeJobFiles, writeReports, type WriteResult } from '../report/write.js';
+import { prefetchReportModules, writeJobFiles, writeReports, type WriteResult } from '../report/write.js';
 import { lintSkill } from '../skill/lint.js';
 import { planSkillInstall, SkillInstallError } from '../skill/install.js';
+import { RemovalQueue } from '../runtime/removal.js';
 import { VERSION } from '../util/version.js';
 import { finishIteration, jobHooks, type RunExtras } from './extras.js';
 import type { ResolvedSkill } from './job.js';
-import { graderEngines, preflightGraderEngines } from './grader.js';
+import { graderEngines } from './grader-engines.js';
+import { preflightGraderEngines } from './grader.js';
 import { openJournal, resumeOptions, type RunLog } from './log.js';
 import { loadScripts, startScriptedModel } from './model.js';
 import { createProgress } from './progress.js';
@@ -41,39 +43,8 @@ export type Notice = (line: string) => void;
 
 const toStderr: Notice = (line) => process.stderr.write(`${line}\n`);
 
-/** What {@link planRun} decided: the jobs of this run and of the whole plan. */
-export interface RunPlan {
-  /** Every planned job (the whole plan, also of a shard). */
-  fullPlan: Job[];
-  /** The jobs this run runs (a shard's part of `fullPlan`, else all of it). */
-  jobs: Job[];
-  /** `--shard i/n`: which part this run is. */
-  shard?: ShardRecord;
-}
-
-/**
- * Plans the run: the selected cases × `engines` (given to the plan stage as
- * `PlanOptions.engines`) × variants × trials, then `--shard`'s part of it (whole cases, the
- * same split on every machine). `baseline` is whether the run has the without_skill arm (its
- * `--baseline`/`--no-baseline` over eval.yaml's `benchmark.enabled`); `suite` is left as it is.
- * Notes each case that runs only on engines this run leaves out.
- * @throws PlanError when no case runs on these engines.
- */
-export function planRun(suite: Suite, engines: EngineConfig[], options: PlanOptions, run: { baseline: boolean; shard?: ShardSpec }, notice: Notice = toStderr): RunPlan {
-  const planOptions: PlanOptions = { ...options, engines: engines.map((e) => e.name) };
-  // The plan stage reads the arms from `benchmark.enabled`: plan a view of the suite with this run's.
-  const view: Suite = suite.benchmark.enabled === run.baseline ? suite : { ...suite, benchmark: { ...suite.benchmark, enabled: run.baseline } };
-  const fullPlan = planJobs(view, planOptions);
-  const sharded = run.shard ? shardJobs(selectCases(view, planOptions), fullPlan, run.shard, { trials: options.trials, variants: run.baseline ? 2 : 1 }) : undefined;
-  const jobs = sharded?.jobs ?? fullPlan;
-  const planned = new Set(jobs.map((j) => j.case.id));
-  for (const c of suite.cases) {
-    if (c.engines && !planned.has(c.id) && c.engines.every((e) => !engines.some((x) => x.name === e))) {
-      notice(`note: case \`${c.id}\` runs only on ${c.engines.join(', ')}, which this run does not include`);
-    }
-  }
-  return { fullPlan, jobs, ...(sharded ? { shard: sharded.record } : {}) };
-}
+// planRun lives in ./plan-run.ts (a dry run plans without loading this module); re-exported for callers of the driver.
+export { planRun } from './plan-run.js';
 
 /** What every iteration of an invocation shares, resolved once by {@link prepareRun}. */
 export interface PreparedRun {
@@ -94,6 +65,8 @@ export interface PreparedRun {
  * GraderEngineUnavailable when a grader engine cannot run
  */
 export async function prepareRun(suite: Suite, engines: EngineConfig[], outputRoot: string, notice: Notice = toStderr): Promise<PreparedRun> {
+  // Jobs will run: the spawn helper starts now, alongside the rest of the preparation.
+  prepareProcesses();
   const skills = await resolveSkills(suite, outputRoot);
   // A grader engine of an agent_judge may be the run's only scripted engine: its script serves the run then.
   const scripts = await loadScripts([...engines, ...graderEngines(suite).filter((g) => !engines.some((e) => e.name === g.name))]);
@@ -131,7 +104,8 @@ async function resolveSkills(suite: Suite, outputRoot: string): Promise<Resolved
     const inside = relative(s.path, outputRoot);
     const exclude = inside && !inside.startsWith('..') && !isAbsolute(inside) ? [...s.exclude, `${inside}/**`] : s.exclude;
     try {
-      const plan = await planSkillInstall({ skillDir: s.path, include: s.include, exclude });
+      // Read once for the whole run: every with_skill job installs this snapshot (src/skill/install.ts).
+      const plan = await planSkillInstall({ skillDir: s.path, include: s.include, exclude, snapshot: true });
       out.push({ name: s.target ?? info.name ?? basename(s.path), plan });
     } catch (e) {
       if (!(e instanceof SkillInstallError)) throw e;
@@ -245,10 +219,13 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
   extras.budget?.beginIteration();
   // The report listener: each job folder's grading.json, written once, as the job ends.
   const reportListener: ResultListener = { recorded: (_job, result) => writeJobFiles(dir, result) };
+  // Finished jobs' workspaces, removed in the background once journaled; a failure is a warning line.
+  const removals = new RemovalQueue({ onError: (f) => notice(`warning: could not remove the workspace ${f.path}: ${f.message}`) });
   let results: JobResult[];
   try {
     const model = await startScriptedModel(prepared.scripts, dir);
     if (model) notice(`scripted model server on ${model.url} (exchanges logged per job)`);
+    prefetchReportModules(extras.formats ?? reportFormats(suite.report.formats, []));
     try {
       results = await executeJobs({
         jobs: toRun,
@@ -266,7 +243,7 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
           keepWorkspaces: options.keepWorkspaces,
           // The source adapters pick an allow-list from (src/engine/env.ts); no process gets it whole.
           baseEnv: { ...process.env },
-          cleanups: [],
+          removals,
           modelBaseUrl: model?.url,
           signal: abort.signal,
           ...(sinks ? { events: sinks.jobs } : {}),
@@ -276,6 +253,8 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
       await model?.close();
     }
   } finally {
+    // Normally drained by executeJobs already; here too when it threw.
+    await removals.drain();
     verbose?.uninstall();
     progress.stop();
     process.off('SIGINT', onSignal);

@@ -4,7 +4,10 @@
  */
 import { lstat, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import picomatch from 'picomatch';
+import type Picomatch from 'picomatch';
+import { requireCjs } from '../util/cjs.js';
+
+const picomatch = requireCjs('picomatch') as typeof Picomatch;
 import { globMatcher, walkTree } from '../skill/files.js';
 import { ContainmentError, isInside, mkdirNoFollow } from '../util/contain.js';
 import { copyRedacted } from '../util/out.js';

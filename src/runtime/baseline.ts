@@ -10,7 +10,6 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { execa } from 'execa';
 import { GIT_IDENTITY, workspaceEnv } from './workspace.js';
 
 /** The baseline's git folder name inside the job's private home. */
@@ -46,6 +45,8 @@ const OWN_FILES = [':(top,exclude).skill-up'];
 const GIT_OPTS = ['-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgsign=false', '-c', 'core.autocrlf=false', '-c', 'core.excludesFile=/dev/null', '-c', 'core.quotePath=false'];
 
 async function git(ws: { dir: string; homeDir: string }, gitDir: string, args: string[], extra: Record<string, string> = {}, signal?: AbortSignal): Promise<void> {
+  // Loaded on first use: a dry run or `validate` never starts git (execa is 100+ modules).
+  const { execa } = await import('execa');
   const r = await execa('git', [...GIT_OPTS, ...args], { cwd: ws.dir, env: baselineEnv(ws, gitDir, extra), extendEnv: false, reject: false, stdin: 'ignore', cancelSignal: signal });
   if (r.exitCode !== 0) throw new Error(`\`git ${args.join(' ')}\` (baseline) failed${r.exitCode !== undefined ? ` with exit code ${r.exitCode}` : ''}: ${(r.stderr || r.stdout || r.shortMessage || '').trim().split('\n').slice(-5).join('\n')}`);
 }
@@ -95,6 +96,7 @@ export async function diffAgainstBaseline(
     const extra = { GIT_INDEX_FILE: index };
     await git(ws, gitDir, ['read-tree', 'HEAD'], extra, opts.signal);
     await git(ws, gitDir, ['add', '--all', '--force', '--', '.', ...OWN_FILES], extra, opts.signal);
+    const { execa } = await import('execa');
     const child = execa('git', [...GIT_OPTS, 'diff', '--cached', '--no-color', '--no-ext-diff', '--no-textconv', '--find-renames', 'HEAD', '--', '.', ...OWN_FILES], {
       cwd: ws.dir,
       env: baselineEnv(ws, gitDir, extra),

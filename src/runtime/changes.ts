@@ -49,22 +49,36 @@ export interface WorkspaceChanges {
 }
 
 /**
+ * Folders whose state is already known (a skill just installed: src/skill/install.ts returns
+ * each new file's fstat), keyed by workspace-relative POSIX path: the snapshot takes their
+ * entries as given instead of walking the folder and `lstat`-ing each file again.
+ */
+export type KnownFolders = Map<string, Map<string, EntryState>>;
+
+/**
  * Records every regular file and symbolic link under `dir` (links not followed; `.git/`
  * folders at any depth skipped, since a commit is not a change the judges look at, and the
  * top-level `.skill-up/`, which holds skill-up's own files). A
  * missing folder is an empty snapshot. Never throws: an entry that vanishes is left out.
+ * `known` folders are not walked: their given entries are recorded (see {@link KnownFolders}).
  */
-export async function snapshotWorkspace(dir: string, maxFiles = MAX_SNAPSHOT_FILES): Promise<WorkspaceSnapshot> {
+export async function snapshotWorkspace(dir: string, maxFiles = MAX_SNAPSHOT_FILES, known?: KnownFolders): Promise<WorkspaceSnapshot> {
   const files = new Map<string, EntryState>();
   let entries;
   try {
     // `.skill-up/` at the top is skill-up's own (a custom engine's session input, a grader's context).
-    entries = await walkTree(dir, (rel) => rel === '.git' || rel.endsWith('/.git') || rel === '.skill-up');
+    entries = await walkTree(dir, (rel) => rel === '.git' || rel.endsWith('/.git') || rel === '.skill-up' || known?.has(rel) === true);
   } catch {
     return { files, truncated: false };
   }
-  const truncated = entries.length > maxFiles;
-  for (const e of entries.slice(0, maxFiles)) {
+  for (const [folder, states] of known ?? []) {
+    for (const [rel, state] of states) {
+      if (files.size >= maxFiles) break;
+      files.set(`${folder}/${rel}`, state);
+    }
+  }
+  const truncated = entries.length + files.size > maxFiles;
+  for (const e of entries.slice(0, Math.max(0, maxFiles - files.size))) {
     const abs = path.join(dir, e.rel);
     try {
       const st = await lstat(abs);
@@ -153,7 +167,8 @@ export async function saveChanges(
     }
   }
   await mkdir(destDir, { recursive: true });
-  await writeJson(path.join(destDir, CHANGES_FILE), out);
+  // Compact: read by skill-up (regrade, behaviour), not by hand; the same data as indented.
+  await writeJson(path.join(destDir, CHANGES_FILE), out, { indent: 0 });
   return out;
 }
 

@@ -5,11 +5,11 @@
 import { copyFile, lstat, mkdir, mkdtemp, readdir, readlink, realpath, rm, stat, chmod, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import type { CaseContext } from '../config/types.js';
 import { isInside, realpathNearest } from '../util/contain.js';
 import { killGroup, trackGroup, untrackGroup } from '../engine/proc.js';
 import { minimalEnv } from '../engine/env.js';
+import { removeTree } from './removal.js';
 
 /** A prepared workspace. Both folders are absolute, real (symlink-free) paths. */
 export interface Workspace {
@@ -127,8 +127,15 @@ export async function createWorkspace(opts: CreateWorkspaceOptions): Promise<Wor
   let dir: string;
   let homeDir: string;
   try {
-    await mkdir(root, { recursive: true });
-    dir = await realpath(await mkdtemp(path.join(root, `skill-up-${sanitiseId(opts.jobId)}-`)));
+    // The root's real path is resolved once per run; a new folder made in it is real too, so
+    // each job costs two calls: mkdtemp and the home's mkdir.
+    const prefix = `skill-up-${sanitiseId(opts.jobId)}-`;
+    dir = await mkdtemp(path.join(await realRoot(root), prefix)).catch(async (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'ENOENT') throw e;
+      // The root went away during the run: made again.
+      realRoots.delete(root);
+      return mkdtemp(path.join(await realRoot(root), prefix));
+    });
     homeDir = `${dir}-home`;
     await mkdir(homeDir, { mode: 0o700 });
   } catch (e) {
@@ -360,6 +367,8 @@ async function prepareGit(ws: Workspace, git: NonNullable<CaseContext['git']>, s
 
 async function gitResult(cwd: string, env: Record<string, string>, args: string[], signal?: AbortSignal) {
   try {
+    // Loaded on first use: a dry run or `validate` never starts git (execa is 100+ modules).
+    const { execa } = await import('execa');
     const r = await execa('git', args, { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', cancelSignal: signal });
     if (r.isCanceled) throw new WorkspaceError('workspace preparation was cancelled', 'cancelled');
     if (r.exitCode === undefined) throw new Error(r.message);
@@ -390,6 +399,7 @@ async function runSetupStep(cwd: string, env: Record<string, string>, run: strin
   let pid: number | undefined;
   const onAbort = () => killGroup(pid, 'SIGKILL');
   try {
+    const { execa } = await import('execa');
     const child = execa('bash', ['-c', run], { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', cancelSignal: signal, detached: true });
     pid = child.pid;
     if (pid) {
@@ -444,24 +454,23 @@ function trimEdges(s: string, chars: string): string {
   return s.slice(a, b);
 }
 
-/** Deletes folders recursively; read-only sub-folders are made writable first. Missing folders are fine. */
-async function removeAll(dirs: string[]): Promise<void> {
-  for (const dir of dirs) {
-    try {
-      await rm(dir, { recursive: true, force: true, maxRetries: 3 });
-    } catch {
-      await makeWritable(dir);
-      await rm(dir, { recursive: true, force: true, maxRetries: 3 });
-    }
+/** Real paths of workspace roots, each resolved (and created when missing) once per process. */
+const realRoots = new Map<string, Promise<string>>();
+
+/** The real path of `root`, created when missing; resolved once (a failure is not kept). */
+function realRoot(root: string): Promise<string> {
+  let p = realRoots.get(root);
+  if (!p) {
+    p = mkdir(root, { recursive: true }).then(() => realpath(root));
+    p.catch(() => realRoots.delete(root));
+    realRoots.set(root, p);
   }
+  return p;
 }
 
-async function makeWritable(dir: string): Promise<void> {
-  const st = await lstat(dir).catch(() => undefined);
-  if (!st?.isDirectory()) return;
-  await chmod(dir, 0o700).catch(() => undefined);
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of entries) if (e.isDirectory()) await makeWritable(path.join(dir, e.name));
+/** Deletes folders recursively (src/runtime/removal.ts removeTree: read-only folders made writable). Missing folders are fine. */
+async function removeAll(dirs: string[]): Promise<void> {
+  for (const dir of dirs) await removeTree(dir);
 }
 
 function tail(text: string | undefined, lines: number): string {

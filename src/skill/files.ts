@@ -5,7 +5,11 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import picomatch from 'picomatch';
+import type { PicomatchOptions } from 'picomatch';
+import type Picomatch from 'picomatch';
+import { requireCjs } from '../util/cjs.js';
+
+const picomatch = requireCjs('picomatch') as typeof Picomatch;
 
 /** One entry found by {@link walkTree}. `rel` is a POSIX path relative to the walk root. */
 export interface TreeEntry {
@@ -76,7 +80,7 @@ export class GlobError extends Error {}
  * picomatch for user globs: `noextglob: true` and `maxLength`, after {@link globError}.
  * @throws GlobError naming the glob and why it is refused.
  */
-export function compileGlob(patterns: string | string[], options: picomatch.PicomatchOptions = {}): (s: string) => boolean {
+export function compileGlob(patterns: string | string[], options: PicomatchOptions = {}): (s: string) => boolean {
   for (const p of Array.isArray(patterns) ? patterns : [patterns]) {
     const why = globError(p);
     if (why) throw new GlobError(why);

@@ -1,7 +1,14 @@
 /**
  * Copies a skill's selected files into an engine's skill folder inside a workspace.
+ *
+ * A run plans each skill once ({@link planSkillInstall} with `snapshot`: the selection walked,
+ * checked and read into memory) and installs that snapshot into every with_skill job's
+ * workspace ({@link applySkillInstall}): no walk of the skill folder per job, and every job gets
+ * the same bytes, even when the skill folder is edited during the run or an earlier job's
+ * agent changed its own installed copy.
  */
-import { chmod, copyFile, lstat, mkdir, readlink, realpath, rm, symlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { chmod, copyFile, lstat, mkdir, open, readFile, readlink, realpath, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { isInside } from './files.js';
 import { selectSkillFiles } from './select.js';
@@ -32,14 +39,28 @@ export interface SkillInstallPlan {
   root: string;
   /** Relative paths, each with its mode or, for a link, the link text to recreate. */
   entries: { rel: string; mode: number; link?: string }[];
+  /** The folders holding the entries (relative POSIX paths), parents first. */
+  dirs?: string[];
+  /**
+   * Each regular file's bytes, read once when planned with `snapshot` (when the selection fits
+   * {@link MAX_SNAPSHOT_BYTES} and {@link MAX_SNAPSHOT_FILES}). Undefined: each install copies
+   * from the skill folder.
+   */
+  content?: Map<string, Buffer>;
 }
 
+/** Largest selection (bytes of regular files) a plan keeps in memory: 8 MiB. */
+export const MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024;
+/** Most entries a plan keeps in memory (and installs with direct system calls). */
+export const MAX_SNAPSHOT_FILES = 512;
+
 /**
- * Selects and checks a skill's files without copying anything.
+ * Selects and checks a skill's files without copying anything. With `snapshot`, the selected
+ * regular files are also read now into {@link SkillInstallPlan.content} (when they fit).
  * @throws SkillInstallError when the folder cannot be read, the selection lacks SKILL.md, or a
  *   symbolic link points outside the skill folder.
  */
-export async function planSkillInstall(opts: Omit<InstallSkillOptions, 'destDir'>): Promise<SkillInstallPlan> {
+export async function planSkillInstall(opts: Omit<InstallSkillOptions, 'destDir'> & { snapshot?: boolean }): Promise<SkillInstallPlan> {
   const given = path.resolve(opts.skillDir);
   let root: string;
   let files: string[];
@@ -55,11 +76,13 @@ export async function planSkillInstall(opts: Omit<InstallSkillOptions, 'destDir'
     );
   }
   const entries: SkillInstallPlan['entries'] = [];
+  let bytes = 0;
   for (const rel of files) {
     const abs = path.join(root, rel);
     const st = await lstat(abs);
     if (!st.isSymbolicLink()) {
       entries.push({ rel, mode: st.mode & 0o7777 });
+      bytes += st.size;
       continue;
     }
     const target = await readlink(abs);
@@ -81,19 +104,74 @@ export async function planSkillInstall(opts: Omit<InstallSkillOptions, 'destDir'
     // Both ends lie under the destination, so the relative link text does not depend on it.
     entries.push({ rel, mode: st.mode & 0o7777, link: path.relative(path.dirname(rel), inSkill) || '.' });
   }
-  return { given, root, entries };
+  const dirs = new Set<string>();
+  for (const { rel } of entries) for (let d = path.posix.dirname(rel); d !== '.' && !dirs.has(d); d = path.posix.dirname(d)) dirs.add(d);
+  const plan: SkillInstallPlan = { given, root, entries, dirs: [...dirs].sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : 1)) };
+  if (opts.snapshot && bytes <= MAX_SNAPSHOT_BYTES && entries.length <= MAX_SNAPSHOT_FILES) {
+    const content = new Map<string, Buffer>();
+    let total = 0;
+    try {
+      for (const e of entries) {
+        if (e.link !== undefined) continue;
+        const data = await readFile(path.join(root, e.rel));
+        content.set(e.rel, data);
+        total += data.length;
+      }
+    } catch (e) {
+      throw new SkillInstallError(`cannot read skill folder ${given}: ${(e as Error).message}`);
+    }
+    // A file that grew between the lstat and the read: the bound still holds.
+    if (total <= MAX_SNAPSHOT_BYTES) plan.content = content;
+  }
+  return plan;
+}
+
+/** An installed entry as {@link applySkillInstall} left it (the new file's fstat): what src/runtime/changes.ts snapshots. */
+export interface InstalledState {
+  /** Bytes. */
+  size: number;
+  /** Modification time, ms since the epoch. */
+  mtimeMs: number;
+  /** `st_mode` (type and permission bits). */
+  mode: number;
+  /** A link's text. */
+  link?: string;
+}
+
+/** What {@link applySkillInstall} did. */
+export interface AppliedInstall {
+  /** The installed relative POSIX paths, in plan order. */
+  files: string[];
+  /** True when this install created the destination folder (it holds nothing else). */
+  fresh: boolean;
+  /** Installed path (relative to the destination) → its state; set for a fresh install from a snapshot. */
+  states?: Map<string, InstalledState>;
+}
+
+/** Options of {@link applySkillInstall}. */
+export interface ApplyOptions {
+  /**
+   * A folder known to exist that holds the destination (the workspace): the folders between
+   * them are made one by one, parents first, instead of `mkdir -p` trying the deepest first.
+   */
+  within?: string;
 }
 
 /**
- * Copies a planned skill into `destDir`, keeping file modes and recreating inner links.
+ * Copies a planned skill into `destDir`, keeping file modes and recreating inner links. A plan
+ * with {@link SkillInstallPlan.content} is written from memory (one `open`, `write`, `fstat`,
+ * `close` per file; `fchmod` only for bits the umask would strip), and the new files' states
+ * are returned; otherwise each file is copied from the skill folder (a reflink where the file
+ * system can).
  * @throws SkillInstallError when the destination lies inside the skill or a copy fails.
  */
-export async function applySkillInstall(plan: SkillInstallPlan, destDir: string): Promise<{ files: string[] }> {
+export async function applySkillInstall(plan: SkillInstallPlan, destDir: string, opts: ApplyOptions = {}): Promise<AppliedInstall> {
   const dest = path.resolve(destDir);
   if (isInside(plan.root, dest) || isInside(plan.given, dest)) {
     throw new SkillInstallError(`cannot install skill ${plan.given} into ${dest}: the destination lies inside the skill folder`);
   }
   try {
+    if (plan.content) return await installFromSnapshot(plan, plan.content, dest, opts.within);
     // A fresh destination (the usual case: a new workspace) needs no clearing of old files.
     const fresh = (await mkdir(dest, { recursive: true })) !== undefined;
     const made = new Set<string>([dest]);
@@ -108,14 +186,88 @@ export async function applySkillInstall(plan: SkillInstallPlan, destDir: string)
       if (link !== undefined) {
         await symlink(link, dst);
       } else {
-        await copyFile(path.join(plan.root, rel), dst);
+        await copyFile(path.join(plan.root, rel), dst, constants.COPYFILE_FICLONE);
         await chmod(dst, mode);
       }
     }
+    return { files: plan.entries.map((e) => e.rel), fresh };
   } catch (e) {
     throw new SkillInstallError(`cannot install skill ${plan.given} into ${dest}: ${(e as Error).message}`);
   }
-  return { files: plan.entries.map((e) => e.rel) };
+}
+
+/** The process umask, read once (skill-up never changes it). */
+let umaskBits: number | undefined;
+
+/** Files written at once by one install (each takes a libuv thread while it is written). */
+const WRITES_AT_ONCE = 4;
+
+/**
+ * Writes the snapshot into `dest`: its folders parents first, then its files, a few at a time,
+ * each opened with O_EXCL and O_NOFOLLOW (nothing is ever written through a link already
+ * there). Asynchronous on purpose: creating a file or folder on ext4 takes 0.1–0.4 ms in the
+ * kernel here, which would stall every other job if done on the main thread.
+ */
+async function installFromSnapshot(plan: SkillInstallPlan, content: Map<string, Buffer>, dest: string, within?: string): Promise<AppliedInstall> {
+  const fresh = await makeDest(dest, within);
+  for (const d of plan.dirs ?? []) {
+    try {
+      await mkdir(path.join(dest, d));
+    } catch (e) {
+      if (fresh || (e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
+  umaskBits ??= process.umask();
+  const umask = umaskBits;
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+  const states = new Map<string, InstalledState>();
+  const put = async ({ rel, mode, link }: SkillInstallPlan['entries'][number]): Promise<void> => {
+    const dst = path.join(dest, rel);
+    if (!fresh) await rm(dst, { force: true });
+    if (link !== undefined) {
+      await symlink(link, dst);
+      const st = await lstat(dst);
+      states.set(rel, { size: st.size, mtimeMs: st.mtimeMs, mode: st.mode, link });
+      return;
+    }
+    const data = content.get(rel);
+    if (!data) throw new Error(`${rel} is missing from the skill's snapshot`);
+    const fh = await open(dst, flags, mode);
+    try {
+      if (data.length) await fh.writeFile(data);
+      // open() applied the umask; the skill's own mode is kept exactly (as a copy would).
+      if ((mode & ~umask) !== mode) await fh.chmod(mode);
+      const st = await fh.stat();
+      states.set(rel, { size: st.size, mtimeMs: st.mtimeMs, mode: st.mode });
+    } finally {
+      await fh.close();
+    }
+  };
+  for (let i = 0; i < plan.entries.length; i += WRITES_AT_ONCE) await Promise.all(plan.entries.slice(i, i + WRITES_AT_ONCE).map(put));
+  return { files: plan.entries.map((e) => e.rel), fresh, ...(fresh ? { states } : {}) };
+}
+
+/**
+ * Makes `dest`, and the folders from `within` down to it one by one, parents first (an
+ * existing one is fine), or with `mkdir -p` when `within` is not given or does not hold
+ * `dest`. True when `dest` itself was created now.
+ */
+async function makeDest(dest: string, within?: string): Promise<boolean> {
+  const rel = within ? path.relative(within, dest) : '';
+  if (!within || !rel || rel.startsWith('..') || path.isAbsolute(rel)) return (await mkdir(dest, { recursive: true })) !== undefined;
+  let cur = within;
+  let created = false;
+  for (const part of rel.split(path.sep)) {
+    cur = path.join(cur, part);
+    try {
+      await mkdir(cur);
+      created = true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      created = false;
+    }
+  }
+  return created;
 }
 
 /**
@@ -132,5 +284,6 @@ export async function applySkillInstall(plan: SkillInstallPlan, destDir: string)
  *   skill folder, or a copy fails.
  */
 export async function installSkill(opts: InstallSkillOptions): Promise<{ files: string[] }> {
-  return applySkillInstall(await planSkillInstall(opts), opts.destDir);
+  const { files } = await applySkillInstall(await planSkillInstall(opts), opts.destDir);
+  return { files };
 }

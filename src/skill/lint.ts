@@ -11,7 +11,11 @@
 import { constants } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isMap, isScalar, type Node } from 'yaml';
+import type { Node } from 'yaml';
+import type * as YamlLib from 'yaml';
+import { requireCjs } from '../util/cjs.js';
+
+const { isMap, isScalar } = requireCjs('yaml') as typeof YamlLib;
 import { DiagnosticBag, type Diagnostic } from '../config/diagnostics.js';
 import { fileKind, fileKindProblem } from '../config/paths.js';
 import { reportSchemaErrors, type Phrasing, type SchemaProblem } from '../config/schema-errors.js';

@@ -72,13 +72,33 @@ export function detectableUplift(cases: number, trials: number, noise: NoiseMode
   return Math.min(1, Math.max((z * sigma) / Math.sqrt(cases), k / (cases * trials)));
 }
 
-/** Fewest cases (≤ 10,000) at `trials` per case and arm to detect `uplift`; null beyond that. */
+/** The case counts {@link casesNeeded} answers in: every count from 2 to 200, then steps of 2 %, up to 10,000. */
+const CASE_COUNTS: readonly number[] = (() => {
+  const out: number[] = [];
+  for (let n = 2; n <= 10_000; n = n < 200 ? n + 1 : Math.ceil(n * 1.02)) out.push(n);
+  return out;
+})();
+
+/**
+ * Fewest cases (≤ 10,000, from {@link CASE_COUNTS}) at `trials` per case and arm to detect
+ * `uplift`; null beyond that. A binary search: {@link detectableUplift} never grows with the
+ * case count (t quantiles fall with the degrees of freedom, both terms shrink with n; null
+ * only below the decisive minimum), so the first count that detects `uplift` is the same one
+ * a scan finds, in 10 evaluations instead of hundreds (a dry run prints 12 such cells).
+ */
 export function casesNeeded(uplift: number, trials: number, noise: NoiseModel, alpha = 0.05, power = 0.8): number | null {
-  for (let n = 2; n <= 10_000; n = n < 200 ? n + 1 : Math.ceil(n * 1.02)) {
+  const detects = (n: number) => {
     const d = detectableUplift(n, trials, noise, alpha, power);
-    if (d !== null && d <= uplift + 1e-12) return n;
+    return d !== null && d <= uplift + 1e-12;
+  };
+  let lo = 0;
+  let hi = CASE_COUNTS.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (detects(CASE_COUNTS[mid]!)) hi = mid;
+    else lo = mid + 1;
   }
-  return null;
+  return lo < CASE_COUNTS.length ? CASE_COUNTS[lo]! : null;
 }
 
 /** One row of a power table: the uplift to detect, and per trial count the cases needed. */

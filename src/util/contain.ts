@@ -107,8 +107,10 @@ export const MAX_LINK_SCAN_ENTRIES = 200_000;
  * to wherever it points, or truncate and rewrite a hard-linked file elsewhere. Unlinking a
  * name never changes the file it shared. Folders are walked without following links; at
  * most {@link MAX_LINK_SCAN_ENTRIES} entries are visited. A missing `dir` is nothing to do.
+ * `folders`, when given, receives the `dir`-relative path of every real folder walked (so a
+ * caller knows `outputs/` is still there without asking again).
  */
-export async function removePlantedLinks(dir: string): Promise<string[]> {
+export async function removePlantedLinks(dir: string, folders?: Set<string>): Promise<string[]> {
   const removed: string[] = [];
   const top = await lstat(dir).catch(() => undefined);
   if (!top) return removed;
@@ -127,7 +129,10 @@ export async function removePlantedLinks(dir: string): Promise<string[]> {
       if (e.isSymbolicLink()) {
         await unlink(child).catch(() => undefined);
         removed.push(childRel);
-      } else if (e.isDirectory()) await walk(child, childRel);
+      } else if (e.isDirectory()) {
+        folders?.add(childRel);
+        await walk(child, childRel);
+      }
       else if (e.isFile() && ((await lstat(child).catch(() => undefined))?.nlink ?? 1) > 1) {
         await unlink(child).catch(() => undefined);
         removed.push(childRel);
@@ -185,4 +190,63 @@ export async function unlinkPlantedAncestors(root: string, rel: string): Promise
     }
   }
   return removed;
+}
+
+/** What {@link makeJobFolder} did. */
+export interface JobFolder {
+  /** True when the job folder itself was created now (a first attempt): nothing is in it but `outputs/`. */
+  fresh: boolean;
+  /** Absolute paths of planted symbolic links unlinked on the way. */
+  removed: string[];
+}
+
+/**
+ * Creates the job folder `root/<rel>` and its `outputs/`, one component at a time, never
+ * through a symbolic link: a component that is a link (planted by an earlier agent, which was
+ * handed `${output_dir}`) is unlinked and made as a real folder, one that is a file is an
+ * error. `made` remembers the folders this run created: for them one `lstat` checks that they
+ * are still real folders, instead of a `mkdir` that fails with EEXIST and an `lstat` after it.
+ * For a `<case>/<variant>/run-<k>` id: four calls (two `lstat`, two `mkdir`) once the case's
+ * folders exist.
+ *
+ * @throws when a component is not a folder, or a `mkdir`/`unlink` fails (EACCES, ENOSPC, …).
+ */
+export async function makeJobFolder(root: string, rel: string, made?: Set<string>): Promise<JobFolder> {
+  const removed: string[] = [];
+  const parts = rel.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.includes('..')) throw new ContainmentError(`job folder \`${rel}\` leaves ${root}`, rel, path.resolve(root, rel));
+  let cur = root;
+  let fresh = false;
+  const unlinkIfLink = async (p: string): Promise<'folder' | 'gone'> => {
+    const st = await lstat(p).catch(() => undefined);
+    if (!st) return 'gone';
+    if (st.isDirectory()) return 'folder';
+    if (!st.isSymbolicLink()) throw new ContainmentError(`\`${path.relative(root, p)}\` is not a folder`, rel, p);
+    await unlink(p);
+    removed.push(p);
+    return 'gone';
+  };
+  for (let i = 0; i < parts.length; i++) {
+    cur = path.join(cur, parts[i]!);
+    const last = i === parts.length - 1;
+    if (!last && made?.has(cur) && (await unlinkIfLink(cur)) === 'folder') continue;
+    try {
+      await mkdir(cur);
+      fresh = last;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      if ((await unlinkIfLink(cur)) === 'gone') {
+        await mkdir(cur);
+        fresh = last;
+      } else fresh = false;
+    }
+    if (!last) made?.add(cur);
+  }
+  try {
+    await mkdir(path.join(cur, 'outputs'));
+  } catch (e) {
+    // An earlier attempt's: the job checks the folder for planted links before its first turn.
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || fresh) throw e;
+  }
+  return { fresh, removed };
 }

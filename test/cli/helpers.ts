@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Absolute path of the built CLI (npm test builds before vitest runs). */
-export const BIN = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
+/** Absolute path of the built CLI, the executable package.json names (npm test builds before vitest runs). */
+export const BIN = fileURLToPath(new URL('../../dist/src/cli/skill-up.cjs', import.meta.url));
 
 export interface CliRun {
   code: number | null;

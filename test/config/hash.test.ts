@@ -1,8 +1,10 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstat, readFile, readlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { suiteHash } from '../../src/config/hash.js';
+import { suiteDigest, suiteFiles, suiteHash } from '../../src/config/hash.js';
 import { suiteManifest } from '../../src/run/resume.js';
 
 function skill(): { root: string; dir: string } {
@@ -33,5 +35,55 @@ describe('suite hash', () => {
     writeFileSync(join(dir, 'SKILL.md'), '---\nname: my-skill\ndescription: changed\n---\n');
     expect(await suiteHash(dir, [root])).not.toBe(a);
     expect(Object.keys((await suiteManifest(dir, [root]))!)).toContain('SKILL.md');
+  });
+});
+
+/** The hash and manifest as they were computed before one walk did both: each file read in turn, twice. */
+async function sequentialReference(dir: string, exclude: string[]): Promise<{ hash: string; manifest: Record<string, string> }> {
+  const h = createHash('sha256');
+  const manifest: Record<string, string> = {};
+  for (const { abs, rel } of await suiteFiles(dir, exclude, 20_000)) {
+    const st = await lstat(abs);
+    const m = createHash('sha256').update(st.mode & 0o111 ? 'x' : '-');
+    h.update(`${rel}\0${st.mode & 0o111 ? 'x' : '-'}\0`);
+    if (st.isSymbolicLink()) {
+      const link = `link:${await readlink(abs)}`;
+      h.update(link);
+      m.update(link);
+    } else {
+      const data = await readFile(abs);
+      h.update(data);
+      m.update(data);
+    }
+    h.update('\0');
+    manifest[rel] = m.digest('hex').slice(0, 16);
+  }
+  return { hash: `sha256:${h.digest('hex')}`, manifest };
+}
+
+describe('suite digest: one walk, files read several at a time', () => {
+  it('gives exactly the hash and manifest of reading every file in turn (order, modes, links, a large file read alone)', async () => {
+    const { dir } = skill();
+    for (let i = 0; i < 57; i++) writeFileSync(join(dir, `evals/cases/c${String(i).padStart(2, '0')}.yaml`), `input: { prompt: "job ${i}" }\n`);
+    writeFileSync(join(dir, 'evals/big.bin'), Buffer.alloc(5 * 1024 * 1024, 7)); // over the read-alone size
+    writeFileSync(join(dir, 'run.sh'), '#!/bin/sh\n');
+    chmodSync(join(dir, 'run.sh'), 0o755);
+    symlinkSync('SKILL.md', join(dir, 'link.md'));
+    const exclude = [join(dir, 'out')];
+    const ref = await sequentialReference(dir, exclude);
+    const got = await suiteDigest(dir, exclude);
+    expect(got.hash).toBe(ref.hash);
+    expect(got.manifest).toEqual(ref.manifest);
+    expect(await suiteHash(dir, exclude)).toBe(ref.hash);
+    expect(await suiteManifest(dir, exclude)).toEqual(ref.manifest);
+  });
+
+  it('leaves the manifest out past 2,000 files, the hash still covering every file', async () => {
+    const { dir } = skill();
+    mkdirSync(join(dir, 'many'));
+    for (let i = 0; i < 2001; i++) writeFileSync(join(dir, `many/f${i}.txt`), String(i));
+    const got = await suiteDigest(dir);
+    expect(got.manifest).toBeUndefined();
+    expect(got.hash).toBe((await sequentialReference(dir, [])).hash);
   });
 });

@@ -1,5 +1,6 @@
+import junitModule, { type Builder } from 'junit-report-builder';
 import { describe, expect, it } from 'vitest';
-import { buildJunit } from '../../src/report/junit.js';
+import { buildJunit, junitSuites } from '../../src/report/junit.js';
 import { makeDoc, makeResult } from './helpers.js';
 
 describe('buildJunit', () => {
@@ -93,5 +94,23 @@ describe('buildJunit and the decision', () => {
     expect(xml).toContain('<testsuite name="my-skill [run]" tests="0"');
     expect(xml).toContain('<property name="exit_code" value="4"/>');
     expect(xml).toContain('<property name="gate.all_trials_passed" value="inconclusive"/>');
+  });
+
+  it('written suite by suite, is byte for byte the document one builder makes of all the suites', () => {
+    const results = ['claude_code', 'codex'].flatMap((engine) =>
+      (['with_skill', 'without_skill'] as const).flatMap((variant) => [
+        makeResult({ id: `${engine}/a/${variant}/run-1`, caseId: 'a', engine, variant }),
+        makeResult({ id: `${engine}/b/${variant}/run-1`, caseId: 'b', engine, variant, status: 'fail', assertions: [{ text: 'x ]]> y', passed: false, evidence: 'no <x> & "y"' }] }),
+        makeResult({ id: `${engine}/c/${variant}/run-1`, caseId: 'c', engine, variant, status: 'error', reason: 'boom', assertions: [] }),
+        makeResult({ id: `${engine}/d/${variant}/run-1`, caseId: 'd', engine, variant, status: 'skipped' }),
+      ]),
+    );
+    // More test cases in a suite than junitPieces builds at a time (200).
+    const many = Array.from({ length: 450 }, (_, i) => makeResult({ id: `m${i}/with_skill/run-1`, caseId: `m${i}`, status: i % 7 ? 'pass' : 'fail', assertions: [{ text: 't', passed: i % 7 > 0, evidence: 'e' }] }));
+    for (const doc of [makeDoc(results), makeDoc([]), makeDoc(many)]) {
+      const one = (junitModule as unknown as Builder).newBuilder();
+      for (const _ of junitSuites(doc, () => one)) void _;
+      expect(buildJunit(doc)).toBe(one.build());
+    }
   });
 });

@@ -75,4 +75,17 @@ describe('parseFormats (skill-up report --format)', () => {
     expect(parseFormats(['md', 'XML', 'markdown'])).toEqual(['markdown', 'junit']);
     expect(() => parseFormats(['pdf'])).toThrow('unknown format `pdf` (formats: json, junit, markdown, benchmark, html)');
   });
+
+  it('rewrites the per-run files of an existing folder to exactly what a fresh folder gets, whatever they held', async () => {
+    const first = [job('a', 'with_skill', 1, [['x', true]]), job('a', 'without_skill', 1, [['x', false]]), job('b', 'with_skill', 1, [['y', true]])];
+    const second = [job('a', 'with_skill', 1, [['x', false], ['a much longer assertion text than before', true]]), job('a', 'without_skill', 1, [['x', true]]), job('b', 'with_skill', 1, [['y', true]])];
+    const existing = tmp();
+    const fresh = tmp();
+    await writeDocReports(existing, JSON.parse(JSON.stringify(makeDoc(first))), ['benchmark']);
+    await writeDocReports(existing, JSON.parse(JSON.stringify(makeDoc(second))), ['benchmark']);
+    await writeDocReports(fresh, JSON.parse(JSON.stringify(makeDoc(second))), ['benchmark']);
+    const files = ['a/with_skill/run-1/grading.json', 'a/without_skill/run-1/grading.json', 'b/with_skill/run-1/grading.json', 'a/eval_metadata.json', 'a/with_skill/eval_metadata.json', 'b/eval_metadata.json', 'benchmark.json'];
+    for (const f of files) expect(read(join(existing, f)), f).toBe(read(join(fresh, f)));
+    expect(JSON.parse(read(join(existing, 'a/with_skill/run-1/grading.json'))).summary.total).toBe(2);
+  });
 });

@@ -40,7 +40,6 @@ function setup(c: CaseSpec, adapter: EngineAdapter, over: Partial<JobEnv> = {}):
     workspaceRoot: dir,
     baseEnv: { PATH: process.env.PATH },
     signal: new AbortController().signal,
-    cleanups: [],
     ...over,
   };
   return { job, env };
@@ -147,6 +146,26 @@ describe('runJobOnce: the conversation', () => {
     await runJobOnce(job, env, 1);
     expect(seen.slice(0, 5)).toEqual(['job+', 'turn+1', 'turn-1', 'turn+2', 'turn-2']);
     expect(seen.at(-1)).toMatch(/^job-/);
+  });
+});
+
+describe('runJobOnce: its files and workspace', () => {
+  it('writes transcript.json once, compactly, holding the transcript; removes its workspace itself without a removal queue', async () => {
+    let workspace = '';
+    const adapter = fakeAdapter((req, ctx) => {
+      workspace = ctx.workspace;
+      return { finalText: `answer to ${req.prompt}`, sessionId: 's-1' };
+    });
+    const { job, env } = setup(makeCase('one', { expect: { ...makeCase('x').expect, mustContain: ['answer'] } }), adapter);
+    const r = await runJobOnce(job, env, 1);
+    expect(r.status, r.reason).toBe('pass');
+    const text = await readFile(join(env.iterationDir, job.id, 'transcript.json'), 'utf8');
+    expect(text.trim().split('\n')).toHaveLength(1);
+    const t = JSON.parse(text);
+    expect(t.engine).toBe('custom');
+    expect(t.turns.map((x: { prompt: string; finalText: string; sessionId: string }) => [x.prompt, x.finalText, x.sessionId])).toEqual([[r.turns[0]!.prompt, r.finalMessage, 's-1']]);
+    await expect(stat(workspace)).rejects.toThrow(/ENOENT/);
+    await expect(stat(`${workspace}-home`)).rejects.toThrow(/ENOENT/);
   });
 });
 

@@ -3,6 +3,7 @@
  * listener that writes grading.json), plan order, and the abort; driven by an in-process fake
  * adapter (test/run/fake-adapter.ts).
  */
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,9 @@ import type { EngineAdapter } from '../../src/engine/types.js';
 import { planJobs } from '../../src/plan/plan.js';
 import { executeJobs, retryDelayMs, shouldRetry, type ExecuteOptions } from '../../src/run/run.js';
 import { writeJobFiles } from '../../src/report/write.js';
+import { RemovalQueue } from '../../src/runtime/removal.js';
+import type { Journal } from '../../src/run/journal.js';
+import type { JobResult } from '../../src/run/types.js';
 import { fakeAdapter } from './fake-adapter.js';
 import { makeCase, makeResult, makeSuite } from './helpers.js';
 
@@ -43,7 +47,7 @@ function options(cases: CaseSpec[], adapter: EngineAdapter, over: { suite?: Part
       workspaceRoot: dir,
       baseEnv: { PATH: process.env.PATH },
       signal: signal ?? new AbortController().signal,
-      cleanups: [],
+      removals: new RemovalQueue(),
     },
     ...rest,
   };
@@ -135,6 +139,38 @@ describe('executeJobs', () => {
     });
     expect(results.map((r) => r.status)).toEqual(['error', 'pass']);
     expect(results[0]!.reason).toBe('cannot write a/grading.json: ENOSPC');
+  });
+
+  it('removes each workspace, of every attempt, only once the job result is journaled, and all of them before it returns', async () => {
+    const workspaces = new Map<string, string[]>();
+    let n = 0;
+    const adapter = fakeAdapter((_req, ctx) => {
+      const id = ctx.jobId ?? '';
+      workspaces.set(id, [...(workspaces.get(id) ?? []), ctx.workspace, ctx.homeDir ?? '']);
+      // The first attempt of `flaky` errors: its workspace waits with the retry's for the journal.
+      return id.startsWith('flaky') && ++n === 1 ? { error: { kind: 'crash', message: 'boom' } } : { finalText: 'done' };
+    });
+    const opts = options([makeCase('a', mustSay('done')), makeCase('flaky', mustSay('done'))], adapter, { suite: { retryPolicy: { maxRetries: 1, retryOn: ['error'] } } });
+    const present: Record<string, boolean[]> = {};
+    const journal = {
+      append: async (r: JobResult) => {
+        present[r.id] = (workspaces.get(r.id) ?? []).map((w) => existsSync(w));
+      },
+    } as unknown as Journal;
+    const results = await executeJobs({ ...opts, journal });
+    expect(results.map((r) => r.status)).toEqual(['pass', 'pass']);
+    expect(Object.values(present).flat()).toHaveLength(6);
+    // At journal time every folder was still there; after the run none is.
+    expect(Object.values(present).flat().every(Boolean)).toBe(true);
+    expect([...workspaces.values()].flat().filter((w) => existsSync(w))).toEqual([]);
+  });
+
+  it('keeps the workspaces with keepWorkspaces, reported on the result', async () => {
+    const adapter = fakeAdapter(() => ({ finalText: 'done' }));
+    const opts = options([makeCase('a', mustSay('done'))], adapter);
+    const [r] = await executeJobs({ ...opts, env: { ...opts.env, keepWorkspaces: true } });
+    expect(r!.workspace).toBeDefined();
+    expect(existsSync(r!.workspace!)).toBe(true);
   });
 
   it('starts nothing once the run is aborted', async () => {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { diffSnapshots, readSavedChanges, restoreChanges, saveChanges, snapshotWorkspace } from '../../src/runtime/changes.js';
+import { applySkillInstall, planSkillInstall } from '../../src/skill/install.js';
 
 const dirs: string[] = [];
 async function tmp(): Promise<string> {
@@ -13,6 +14,16 @@ async function tmp(): Promise<string> {
 afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
+
+/** A small skill folder: SKILL.md, an executable script in a sub-folder, a link. */
+async function skill(): Promise<string> {
+  const d = path.join(await tmp(), 'skill');
+  await mkdir(path.join(d, 'scripts'), { recursive: true });
+  await writeFile(path.join(d, 'SKILL.md'), '---\nname: s\ndescription: d\n---\n');
+  await writeFile(path.join(d, 'scripts/run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+  await symlink('scripts/run.sh', path.join(d, 'run'));
+  return d;
+}
 
 describe('workspace changes', () => {
   it('finds added, modified and deleted files, ignoring .git and skill-up\'s own .skill-up/', async () => {
@@ -33,6 +44,31 @@ describe('workspace changes', () => {
     await writeFile(path.join(ws, '.skill-up', 'session-input.json'), '{}');
     const changes = diffSnapshots(before, await snapshotWorkspace(ws));
     expect(changes).toEqual({ added: ['src/new.py'], modified: ['edit.txt'], deleted: ['gone.txt'], truncated: false });
+  });
+
+  it('a snapshot given the installed skill\'s states equals one that walks it, and still sees what the agent changed there', async () => {
+    const ws = await tmp();
+    await writeFile(path.join(ws, 'readme.md'), 'x');
+    const plan = await planSkillInstall({ skillDir: await skill(), include: [], exclude: [], snapshot: true });
+    const applied = await applySkillInstall(plan, path.join(ws, '.claude/skills/s'), { within: ws });
+    const known = await snapshotWorkspace(ws, undefined, new Map([['.claude/skills/s', applied.states!]]));
+    const walked = await snapshotWorkspace(ws);
+    expect(known).toEqual(walked);
+    await writeFile(path.join(ws, '.claude/skills/s/SKILL.md'), 'the agent rewrote its skill');
+    await writeFile(path.join(ws, '.claude/skills/s/extra.md'), 'and added a file');
+    expect(diffSnapshots(known, await snapshotWorkspace(ws))).toEqual({ added: ['.claude/skills/s/extra.md'], modified: ['.claude/skills/s/SKILL.md'], deleted: [], truncated: false });
+  });
+
+  it('writes changes.json compactly, holding the same record it returns', async () => {
+    const ws = await tmp();
+    const before = await snapshotWorkspace(ws);
+    await writeFile(path.join(ws, 'a.txt'), 'hello');
+    const out = await tmp();
+    const saved = await saveChanges(ws, diffSnapshots(before, await snapshotWorkspace(ws)), path.join(out, 'changes'), out);
+    const text = await readFile(path.join(out, 'changes', 'changes.json'), 'utf8');
+    expect(text).not.toContain('\n');
+    expect(JSON.parse(text)).toEqual(saved);
+    expect(await readSavedChanges(path.join(out, 'changes'))).toEqual(saved);
   });
 
   it('marks a snapshot over the file limit truncated', async () => {

@@ -10,6 +10,8 @@ import { afterAll } from 'vitest';
 const base = process.env.SKILL_UP_TEST_TMP_BASE ?? (process.env.SKILL_UP_TEST_TMP_BASE = process.env.TMPDIR ?? '/tmp');
 const dir = mkdtempSync(join(base, 'skill-up-tests-'));
 process.env.TMPDIR = dir;
+// skill-up's per-user cache (engine versions probed, src/engine/cache.ts) likewise, unless a test run names one.
+process.env.SKILL_UP_CACHE_DIR ??= join(dir, 'cache');
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

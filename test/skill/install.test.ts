@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { selectSkillFiles } from '../../src/skill/select.js';
-import { installSkill, SkillInstallError } from '../../src/skill/install.js';
+import { applySkillInstall, installSkill, MAX_SNAPSHOT_BYTES, planSkillInstall, SkillInstallError } from '../../src/skill/install.js';
 
 /** Real public skills, copied into the repository (test/fixtures/skills/SOURCE.md). */
 const SHARED = path.resolve(__dirname, '../fixtures/skills');
@@ -219,5 +219,69 @@ describe('installSkill', () => {
     }
     expect(await mode(path.join(dest, 'scripts/run_eval.py')) & 0o111).not.toBe(0);
     expect(files).toContain('eval-viewer/generate_review.py'); // not `evals/`, so kept
+  });
+});
+
+describe('a planned snapshot (read once per run, installed per job)', () => {
+  test('equals a copy from the folder: same files, bytes, modes (umask-stripped bits too) and links', async () => {
+    await chmod(path.join(skillDir, 'references/notes.md'), 0o666); // group/other write: the umask would strip it
+    const plan = await planSkillInstall({ skillDir, include: [], exclude: [], snapshot: true });
+    expect(plan.content).toBeDefined();
+    const fromSnapshot = fresh();
+    const copied = fresh();
+    await applySkillInstall(plan, fromSnapshot);
+    await applySkillInstall(await planSkillInstall({ skillDir, include: [], exclude: [] }), copied);
+    const files = await tree(copied);
+    expect(await tree(fromSnapshot)).toEqual(files);
+    for (const f of files) {
+      const [a, b] = [path.join(fromSnapshot, f), path.join(copied, f)];
+      const [la, lb] = [await lstat(a), await lstat(b)];
+      expect([f, la.mode]).toEqual([f, lb.mode]);
+      if (la.isSymbolicLink()) expect(await readlink(a)).toBe(await readlink(b));
+      else expect((await readFile(a)).equals(await readFile(b))).toBe(true);
+    }
+    expect(await mode(path.join(fromSnapshot, 'references/notes.md'))).toBe(0o666);
+  });
+
+  test('every job gets the source as planned, even after an earlier job changed its copy or the folder changed', async () => {
+    const original = await readFile(path.join(skillDir, 'SKILL.md'));
+    const plan = await planSkillInstall({ skillDir, include: [], exclude: [], snapshot: true });
+    const first = fresh();
+    await applySkillInstall(plan, first);
+    // The first job's agent edits its installed copy; the skill folder is edited during the run too.
+    await writeFile(path.join(first, 'SKILL.md'), 'hacked by the agent');
+    await chmod(path.join(first, 'scripts/hello.sh'), 0o600);
+    await writeFile(path.join(skillDir, 'SKILL.md'), 'edited mid-run');
+    const second = fresh();
+    await applySkillInstall(plan, second);
+    expect((await readFile(path.join(second, 'SKILL.md'))).equals(original)).toBe(true);
+    expect(await mode(path.join(second, 'scripts/hello.sh'))).toBe(0o755);
+  });
+
+  test('returns the new files\' states as lstat sees them (what the workspace snapshot takes), for a fresh install only', async () => {
+    const plan = await planSkillInstall({ skillDir, include: [], exclude: [], snapshot: true });
+    const dest = fresh();
+    const within = path.dirname(path.dirname(path.dirname(dest)));
+    await mkdir(within, { recursive: true });
+    const applied = await applySkillInstall(plan, dest, { within });
+    expect(applied.fresh).toBe(true);
+    expect([...applied.states!.keys()].sort()).toEqual([...applied.files].sort());
+    for (const [rel, st] of applied.states!) {
+      const l = await lstat(path.join(dest, rel));
+      expect({ rel, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode }).toEqual({ rel, size: l.size, mtimeMs: l.mtimeMs, mode: l.mode });
+    }
+    const again = await applySkillInstall(plan, dest, { within });
+    expect(again.fresh).toBe(false);
+    expect(again.states).toBeUndefined();
+  });
+
+  test('a skill over the snapshot limit is copied from its folder per job', async () => {
+    await writeFile(path.join(skillDir, 'big.bin'), Buffer.alloc(MAX_SNAPSHOT_BYTES + 1));
+    const plan = await planSkillInstall({ skillDir, include: [], exclude: [], snapshot: true });
+    expect(plan.content).toBeUndefined();
+    const dest = fresh();
+    const { files } = await applySkillInstall(plan, dest);
+    expect(files).toContain('big.bin');
+    expect((await stat(path.join(dest, 'big.bin'))).size).toBe(MAX_SNAPSHOT_BYTES + 1);
   });
 });

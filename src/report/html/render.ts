@@ -4,19 +4,32 @@
  * `src/report/html/assets/`, read from skill-up's package root so the same files serve the
  * sources (vitest) and the build (`dist/`).
  *
+ * Templates: the build precompiles them (scripts/precompile-templates.mjs, precompile.ts) into
+ * `templates.precompiled.cjs` beside this module, which is then rendered with the runtime-only
+ * `handlebars/runtime`. That module is used only while the hash it carries matches the
+ * templates found at run time (templates.ts `templatesHash`); when it is absent (vitest runs
+ * src/) or stale, the templates are compiled here with the full Handlebars, as the build does,
+ * into the same bytes (test/report/html-precompiled.test.ts).
+ *
  * Safety: the run data is embedded as JSON in `<script type="application/json" id="data">`
  * with `<`, `>`, `&`, U+2028 and U+2029 escaped, the page's script inserts every datum with
  * `textContent` (never `innerHTML`), and a Content-Security-Policy allows only the page's own
  * inline script and style (by SHA-256 hash) and no network request at all.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import Handlebars from 'handlebars';
+import { fileURLToPath } from 'node:url';
+import type Handlebars from 'handlebars';
 import { packageRoot } from '../../util/package-root.js';
 import type { ResultDoc } from '../result-json.js';
 import { buildReportData, scriptSafeJson } from './data.js';
 import { buildView, engineOrder, runStats, type ReportView } from './view.js';
+import { PRECOMPILED_FILE, readTemplateSources, TEMPLATE_OPTIONS, templatesHash } from './templates.js';
+
+// Handlebars is CommonJS and loaded on demand: the runtime only, unless templates must be compiled.
+const require = createRequire(import.meta.url);
 
 /** Options of {@link renderHtmlReport}. */
 export interface HtmlReportOptions {
@@ -37,11 +50,21 @@ interface TemplateContext extends ReportView {
   csp: string;
 }
 
-interface Compiled {
+/** The templates ready to render, with the page's assets. @internal exported for tests. */
+export interface Compiled {
   template: Handlebars.TemplateDelegate<TemplateContext>;
+  /** Where the template came from: the build's precompiled module, or compiled in this process. */
+  source: 'precompiled' | 'compiled';
   css: string;
   js: string;
   csp: string;
+}
+
+/** The module scripts/precompile-templates.mjs writes (src/report/html/precompile.ts). */
+interface PrecompiledModule {
+  hash: string;
+  main: Parameters<typeof Handlebars.template>[0];
+  partials: Record<string, Parameters<typeof Handlebars.template>[0]>;
 }
 
 let compiled: Compiled | undefined;
@@ -53,17 +76,55 @@ export function htmlReportDir(): string {
 
 const sha256 = (s: string) => `'sha256-${createHash('sha256').update(s, 'utf8').digest('base64')}'`;
 
+/** The precompiled module at `file`; undefined when there is none (null: do not look). */
+function readPrecompiled(file: string | null): PrecompiledModule | undefined {
+  if (file === null) return undefined;
+  try {
+    return require(file) as PrecompiledModule;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return undefined;
+    throw e;
+  }
+}
+
 /** Reads and compiles the templates and assets once per process. */
 function load(): Compiled {
-  if (compiled) return compiled;
+  return (compiled ??= loadTemplates());
+}
+
+/** Reads and makes the templates now (once per process), ahead of the first {@link renderHtmlReport}. @throws as {@link loadTemplates}. */
+export function prepareHtmlReport(): void {
+  load();
+}
+
+/**
+ * Reads the templates and assets, and makes the template: from the precompiled module at
+ * `precompiledFile` (default: the build's, beside this module) when it exists and its hash
+ * matches the templates, else by compiling them with the full Handlebars.
+ * @internal exported for tests (render.ts caches the default once per process).
+ * @throws Error when a template or asset cannot be read or parsed, or an asset holds its closing tag.
+ */
+export function loadTemplates(precompiledFile: string | null = fileURLToPath(new URL(PRECOMPILED_FILE, import.meta.url))): Compiled {
   const dir = htmlReportDir();
-  const hb = Handlebars.create();
-  const partials = join(dir, 'templates', 'partials');
-  for (const f of readdirSync(partials)) {
-    if (f.endsWith('.hbs')) hb.registerPartial(f.slice(0, -4), readFileSync(join(partials, f), 'utf8'));
+  const sources = readTemplateSources(dir);
+  const runtime = require('handlebars/runtime') as typeof Handlebars;
+  const pre = readPrecompiled(precompiledFile);
+  const eq = (a: unknown, b: unknown) => a === b;
+  let template: Handlebars.TemplateDelegate<TemplateContext>;
+  let source: Compiled['source'];
+  if (pre && pre.hash === templatesHash(sources, runtime.VERSION)) {
+    const hb = runtime.create();
+    for (const [name, spec] of Object.entries(pre.partials)) hb.registerPartial(name, hb.template(spec));
+    hb.registerHelper('eq', eq);
+    template = hb.template<TemplateContext>(pre.main);
+    source = 'precompiled';
+  } else {
+    const hb = (require('handlebars') as typeof Handlebars).create();
+    for (const [name, text] of sources.partials) hb.registerPartial(name, text);
+    hb.registerHelper('eq', eq);
+    template = hb.compile<TemplateContext>(sources.main, { ...TEMPLATE_OPTIONS });
+    source = 'compiled';
   }
-  hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
-  const template = hb.compile<TemplateContext>(readFileSync(join(dir, 'templates', 'report.hbs'), 'utf8'), { strict: true });
   const css = readFileSync(join(dir, 'assets', 'report.css'), 'utf8');
   const js = readFileSync(join(dir, 'assets', 'report.client.js'), 'utf8');
   for (const [name, text, tag] of [['report.css', css, '</style'], ['report.client.js', js, '</script']] as const) {
@@ -78,7 +139,7 @@ function load(): Compiled {
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');
-  return (compiled = { template, css, js, csp });
+  return { template, source, css, js, csp };
 }
 
 /**
@@ -100,7 +161,12 @@ function load(): Compiled {
  * @returns the HTML text (UTF-8).
  */
 export function renderHtmlReport(doc: ResultDoc, opts: HtmlReportOptions = {}): string {
-  const { template, css, js, csp } = load();
+  return renderWith(load(), doc, opts);
+}
+
+/** {@link renderHtmlReport} with the given templates. @internal exported for tests. */
+export function renderWith(templates: Compiled, doc: ResultDoc, opts: HtmlReportOptions = {}): string {
+  const { template, css, js, csp } = templates;
   const engines = engineOrder(doc);
   const view = buildView(doc, engines, runStats(doc));
   const data = scriptSafeJson(buildReportData(doc, engines, opts.transcripts));

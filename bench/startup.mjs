@@ -1,0 +1,60 @@
+// startup: the fixed cost a user feels on every command (issue 13). Whole processes, medians of
+// BENCH_STARTUP_RUNS (default 10), alternating: `node -e 0`; a node script that only reads every
+// file of a 200-case suite (the floor for loading it); `skill-up run --dry-run`, `validate` and
+// `--help` on that suite. Target: the dry run ≤ 2 × `node -e 0` + the time to read the files.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { measure, median } from './compare.mjs';
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '../dist/src/cli/skill-up.cjs');
+
+/** A 200-case suite of a custom engine, as in the comparison; returns the skill folder. */
+function writeSuite(root) {
+  const skill = join(root, 'startup-skill');
+  mkdirSync(join(skill, 'evals/cases'), { recursive: true });
+  writeFileSync(join(skill, 'SKILL.md'), '---\nname: startup-skill\ndescription: A skill used only to time start-up.\n---\n\n# Start-up\n');
+  writeFileSync(join(skill, 'evals/eval.yaml'), 'schema_version: v1alpha1\nengine:\n  name: echo\n  custom:\n    transport: local\n    response_format: text\n    local: { command: echo, args: [done] }\ncases:\n  files: [evals/cases/*.yaml]\ntrials: 3\n');
+  for (let i = 0; i < 200; i++) writeFileSync(join(skill, `evals/cases/case-${i}.yaml`), `input:\n  prompt: "job ${i}"\nexpect:\n  must_contain: [done]\n`);
+  return skill;
+}
+
+/** Prints the start-up table; returns the dry run's median and its target (ms). */
+export async function benchStartup() {
+  const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 10);
+  const root = mkdtempSync(join(tmpdir(), 'skill-up-bench-startup-'));
+  const skill = writeSuite(root);
+  const readAll = `const fs=require('fs'),p=require('path');const d=${JSON.stringify(skill)};let n=0;for(const f of ['SKILL.md','evals/eval.yaml'])n+=fs.readFileSync(p.join(d,f)).length;for(const f of fs.readdirSync(p.join(d,'evals/cases')))n+=fs.readFileSync(p.join(d,'evals/cases',f)).length;`;
+  const env = { ...process.env, NO_COLOR: '1' };
+  const commands = {
+    'node -e 0': [process.execPath, ['-e', '0']],
+    'node: read the suite files': [process.execPath, ['-e', readAll]],
+    'skill-up --help': [process.execPath, [CLI, '--help']],
+    'skill-up validate': [process.execPath, [CLI, 'validate', skill]],
+    'skill-up run --dry-run': [process.execPath, [CLI, 'run', skill, '--dry-run']],
+  };
+  const times = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
+  const rss = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
+  for (let r = 0; r < RUNS + 1; r++) {
+    for (const [name, [cmd, args]] of Object.entries(commands)) {
+      const m = await measure(cmd, args, { env, cwd: root });
+      if (m.code !== 0) throw new Error(`${name} exited ${m.code}: ${m.err.slice(-1000)}`);
+      if (r === 0) continue; // warm-up round
+      times[name].push(m.wall);
+      rss[name].push(m.rssMb);
+    }
+  }
+  rmSync(root, { recursive: true, force: true });
+  const med = (k) => median(times[k]);
+  const node = med('node -e 0');
+  const read = Math.max(0, med('node: read the suite files') - node);
+  const target = 2 * node + read;
+  console.log(`\n== start-up: whole processes, a 200-case suite, median of ${RUNS} alternating runs ==`);
+  for (const k of Object.keys(commands)) console.log(`${k.padEnd(30)}${`${med(k).toFixed(0)} ms`.padStart(8)}  ${`${median(rss[k]).toFixed(0)} MB`.padStart(7)}`);
+  const dry = med('skill-up run --dry-run');
+  console.log(`dry run vs target             ${dry.toFixed(0)} ms vs ${target.toFixed(0)} ms  (target ≤ 2 × node -e 0 + the time to read the files = 2 × ${node.toFixed(0)} + ${read.toFixed(0)} ms)`);
+  return { dry, target };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchStartup();

@@ -1,0 +1,67 @@
+/**
+ * Start-up cost (issue 13): `run --dry-run`, `validate` and `--help` of the built CLI load only
+ * what they use. A loader hook (test/fixtures/load-recorder/) records every module loaded; the
+ * heavy packages (execa, junit-report-builder, handlebars, the scripted model's HTTP server,
+ * and ajv's schema compiler, since `npm run build` writes the validators as standalone code)
+ * must not be among them.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { runCli, writeSkill } from './helpers.js';
+
+const REGISTER = fileURLToPath(new URL('../fixtures/load-recorder/register.mjs', import.meta.url));
+const GENERATED = fileURLToPath(new URL('../../dist/src/config/validators.generated.cjs', import.meta.url));
+
+/** Package folders (or dist modules) a start-up must not load, with why they are heavy. */
+const HEAVY: [RegExp, string][] = [
+  [/\/node_modules\/execa\//, 'execa (100+ modules)'],
+  [/\/node_modules\/junit-report-builder\//, 'junit-report-builder (a 788 KB bundle)'],
+  [/\/node_modules\/handlebars\//, 'handlebars'],
+  [/\/node_modules\/ajv\/dist\/(core|ajv|2020)\.js$|\/node_modules\/ajv\/dist\/compile\//, "ajv's schema compiler"],
+  [/\/dist\/src\/model\/server\.js$/, "the scripted model's HTTP server"],
+  [/\/dist\/src\/run\/suite\.js$/, 'the run driver'],
+];
+
+function suite(): string {
+  const cases: Record<string, string> = {};
+  for (let i = 0; i < 5; i++) cases[`evals/cases/case-${i}.yaml`] = `input:\n  prompt: "job ${i}"\nexpect:\n  must_contain: [done]\n`;
+  return writeSkill({
+    'evals/eval.yaml':
+      'schema_version: v1alpha1\nengine:\n  name: instant\n  custom:\n    transport: local\n    response_format: text\n    local: { command: "echo", args: ["done"] }\ncases:\n  files: [evals/cases/*.yaml]\n',
+    ...cases,
+  });
+}
+
+/** Runs the CLI with the recorder; the URLs and paths of every module it loaded. */
+async function loaded(args: string[]): Promise<{ code: number | null; modules: string[]; stdout: string; stderr: string }> {
+  const dir = suite();
+  const out = join(dir, '..', 'loads.json');
+  const r = await runCli(args.map((a) => (a === '<skill>' ? dir : a)), { env: { NODE_OPTIONS: `--import="${REGISTER}"`, SKILL_UP_LOADS_OUT: out } });
+  const rec = JSON.parse(readFileSync(out, 'utf8')) as { esm: string[]; cjs: string[] };
+  return { ...r, modules: [...rec.esm.map((u) => (u.startsWith('file://') ? fileURLToPath(u) : u)), ...rec.cjs] };
+}
+
+describe('start-up loads only what the command uses', () => {
+  it('the build wrote the standalone validators', () => {
+    expect(existsSync(GENERATED), `${GENERATED} is missing: run \`npm run build\` (tsc, then scripts/build-validators.mjs)`).toBe(true);
+  });
+
+  for (const args of [['run', '<skill>', '--dry-run'], ['validate', '<skill>'], ['--help']]) {
+    it(`skill-up ${args.join(' ')}`, async () => {
+      const r = await loaded(args);
+      expect(r.code, r.stderr).toBe(0);
+      // The recorder works: the CLI's own entry point is among what it saw.
+      expect(r.modules.some((m) => m.endsWith('/dist/src/cli/bin.js'))).toBe(true);
+      if (args[0] !== '--help') {
+        // yaml is CommonJS loaded from ESM: seen by the hook and in require.cache alike.
+        expect(r.modules.some((m) => m.includes('/node_modules/yaml/'))).toBe(true);
+        // The schemas were checked, by the generated code: ajv's runtime helpers it requires, not the compiler.
+        expect(r.modules.some((m) => m.endsWith('/node_modules/ajv/dist/runtime/ucs2length.js'))).toBe(true);
+      }
+      const found = HEAVY.flatMap(([re, what]) => r.modules.filter((m) => re.test(m)).slice(0, 1).map((m) => `${what}: ${m}`));
+      expect(found).toEqual([]);
+    });
+  }
+});

@@ -1,0 +1,193 @@
+/**
+ * The spawn helper's lifetime (src/engine/spawner.ts, src/engine/spawn-helper.ts): it dies with
+ * skill-up and takes the engine groups with it, even on SIGKILL and without the sh reaper; a
+ * helper killed mid-run turns the job in flight into an `error` and the next job gets a new
+ * helper; when it cannot be started at all, engines are spawned in process and a debug line
+ * says so; it never keeps skill-up alive.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runProcess } from '../../src/engine/proc.js';
+import { setSpawnHelperNode, SpawnHelperError, spawnHelperPid, spawnHelperStats } from '../../src/engine/spawner.js';
+import { BIN, writeSkill } from '../cli/helpers.js';
+import { alive } from '../support/proc.js';
+
+const DIST = join(import.meta.dirname, '../../dist/src/engine');
+const leftovers: number[] = [];
+afterAll(() => {
+  for (const p of leftovers) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+});
+
+async function waitFor<T>(f: () => T | undefined, ms: number): Promise<T | undefined> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = f();
+    if (v !== undefined || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Children of `ppid` whose command line contains `marker`. */
+function childrenWith(ppid: number, marker: string): number[] {
+  const found: number[] = [];
+  for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === ppid && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker)) found.push(Number(p));
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
+}
+
+/** Shell lines: a background child and the process itself recorded in `dir`, then a long sleep. */
+const linger = (dir: string) => `sleep 300 & echo $! > "${dir}/bg"; echo $$ > "${dir}/main"; sleep 300`;
+const pidsIn = (dir: string) => ['main', 'bg'].map((f) => Number(readFileSync(join(dir, f), 'utf8')));
+const started = (dir: string) => (['main', 'bg'].every((f) => existsSync(join(dir, f)) && readFileSync(join(dir, f), 'utf8').trim() !== '') ? true : undefined);
+
+/** A node script (ESM) importing the built proc.js and spawner.js as `proc` and `spawner`. */
+function script(body: string): string {
+  return `const proc = await import(${JSON.stringify(join(DIST, 'proc.js'))}); const spawner = await import(${JSON.stringify(join(DIST, 'spawner.js'))});\n${body}`;
+}
+
+function runScript(body: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script(body)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const closed = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
+  return { child, closed, out: () => stdout, err: () => stderr };
+}
+
+describe.runIf(process.platform === 'linux')('the spawn helper', () => {
+  it('SIGKILL of skill-up (its sh reaper killed first): the helper kills the engine group, background child included, and exits', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'su-spawner-'));
+    const s = runScript(`
+      void proc.runProcess('/bin/sh', ['-c', ${JSON.stringify(linger(dir))}], { cwd: '/', env: { PATH: process.env.PATH }, stdoutFile: ${JSON.stringify(join(dir, 'o'))}, stderrFile: ${JSON.stringify(join(dir, 'e'))}, timeoutMs: 300000 });
+      const t = setInterval(() => { const p = spawner.spawnHelperPid(); if (p) { console.log('helper', p); clearInterval(t); } }, 10);`);
+    expect(await waitFor(() => started(dir), 30_000), s.err()).toBe(true);
+    const pids = pidsIn(dir);
+    leftovers.push(...pids);
+    const helper = Number((await waitFor(() => /helper (\d+)/.exec(s.out())?.[1], 10_000)) ?? NaN);
+    expect(childrenWith(s.child.pid!, 'skill-up spawn helper'), 'the helper is a child of skill-up').toEqual([helper]);
+    // Without the reaper only the helper can kill the group.
+    const reaper = (await waitFor(() => {
+      const r = childrenWith(s.child.pid!, 'groups=');
+      return r.length ? r : undefined;
+    }, 5000)) ?? [];
+    expect(reaper).toHaveLength(1);
+    process.kill(reaper[0]!, 'SIGKILL');
+    expect(await waitFor(() => (alive(reaper[0]!) ? undefined : true), 3000)).toBe(true);
+    expect(pids.every(alive), 'the engine still runs after the reaper died').toBe(true);
+    s.child.kill('SIGKILL');
+    const survivors = await waitFor(() => {
+      const left = [...pids, helper].filter(alive);
+      return left.length === 0 ? [] : undefined;
+    }, 3000);
+    expect(survivors, 'engine, background child and helper gone within 3 s').toEqual([]);
+  });
+
+  it('a helper killed mid-run: the call in flight rejects (its group killed), the next call starts a new helper', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'su-spawner-'));
+    const opts = { cwd: dir, env: { PATH: process.env.PATH }, stdoutFile: join(dir, 'o'), stderrFile: join(dir, 'e'), timeoutMs: 300_000 };
+    const running = runProcess('/bin/sh', ['-c', linger(dir)], opts).catch((e: unknown) => e);
+    expect(await waitFor(() => started(dir), 30_000)).toBe(true);
+    const pids = pidsIn(dir);
+    leftovers.push(...pids);
+    const old = spawnHelperPid()!;
+    expect(old).toBeGreaterThan(0);
+    const starts = spawnHelperStats().starts;
+    process.kill(old, 'SIGKILL');
+    const e = await running;
+    expect(e).toBeInstanceOf(SpawnHelperError);
+    expect((e as Error).message).toMatch(new RegExp(`^skill-up's spawn helper \\(pid ${old}\\) ended unexpectedly \\(killed by SIGKILL\\) while /bin/sh was running; its process group was killed`));
+    expect(await waitFor(() => (pids.some(alive) ? undefined : true), 3000), 'the group of the call in flight was killed').toBe(true);
+    const next = await runProcess('/bin/sh', ['-c', 'echo $PPID'], opts);
+    expect(next.exitCode).toBe(0);
+    expect(spawnHelperStats().starts).toBe(starts + 1);
+    expect(Number(readFileSync(join(dir, 'o'), 'utf8'))).toBe(spawnHelperPid());
+    expect(spawnHelperPid()).not.toBe(old);
+  });
+
+  it('the helper cannot be started: engines are spawned in process, no new start for a while', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'su-spawner-'));
+    const opts = { cwd: dir, env: { PATH: process.env.PATH }, stdoutFile: join(dir, 'o'), stderrFile: join(dir, 'e'), timeoutMs: 30_000 };
+    const helper = spawnHelperPid();
+    if (helper) {
+      process.kill(helper, 'SIGKILL');
+      await waitFor(() => (spawnHelperPid() === undefined ? true : undefined), 5000);
+    }
+    setSpawnHelperNode(join(dir, 'no-such-node'));
+    try {
+      const starts = spawnHelperStats().starts;
+      for (let i = 0; i < 2; i++) {
+        const r = await runProcess('/bin/sh', ['-c', 'echo $PPID'], opts);
+        expect(r.exitCode).toBe(0);
+        expect(Number(readFileSync(join(dir, 'o'), 'utf8')), 'spawned by skill-up itself').toBe(process.pid);
+      }
+      expect(spawnHelperStats().starts, 'one start tried, then in process').toBe(starts + 1);
+    } finally {
+      setSpawnHelperNode();
+    }
+    const r = await runProcess('/bin/sh', ['-c', 'echo $PPID'], opts);
+    expect(Number(readFileSync(join(dir, 'o'), 'utf8')), 'a helper again').toBe(spawnHelperPid());
+    expect(r.exitCode).toBe(0);
+  });
+
+  it('the fallback is said in a debug line (NODE_DEBUG=skill-up); the helper never keeps skill-up alive', { timeout: 30_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'su-spawner-'));
+    const o = JSON.stringify({ cwd: dir, env: {}, stdoutFile: join(dir, 'o'), stderrFile: join(dir, 'e'), timeoutMs: 10000 });
+    const failed = runScript(`spawner.setSpawnHelperNode('/no/such/node'); const r = await proc.runProcess('/bin/echo', ['hi'], ${o}); console.log('exit', r.exitCode);`, { NODE_DEBUG: 'skill-up' });
+    expect(await failed.closed).toBe(0);
+    expect(failed.out()).toContain('exit 0');
+    expect(failed.err()).toMatch(/SKILL-UP \d+: the spawn helper could not be spawned: .*ENOENT.*; engines are spawned in process for 5000 ms/);
+    // A normal script: it ends as soon as its last call has, and its helper goes with it.
+    const t0 = Date.now();
+    const ok = runScript(`const r = await proc.runProcess('/bin/echo', ['hi'], ${o}); console.log('exit', r.exitCode, 'helper', spawner.spawnHelperPid());`);
+    expect(await ok.closed).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    const helper = Number(/helper (\d+)/.exec(ok.out())?.[1]);
+    expect(helper).toBeGreaterThan(0);
+    expect(await waitFor(() => (alive(helper) ? undefined : true), 3000), 'the helper exits with skill-up').toBe(true);
+  });
+
+  it('a run whose helper is killed mid-job: that job is an `error` naming the helper, the next job passes', { timeout: 90_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'su-spawner-'));
+    const skill = writeSkill({
+      'evals/agent.sh': ['#!/bin/sh', 'case "$(cat "$1")" in', `  *case-1*) echo $$ > "${dir}/main"; sleep 300 & echo $! > "${dir}/bg"; wait ;;`, 'esac', 'echo done', ''].join('\n'),
+      'evals/eval.yaml': ['schema_version: v1alpha1', 'engine:', '  name: cheap', '  custom:', '    transport: local', '    response_format: text', '    local: { command: ./evals/agent.sh, args: ["${input_file}"] }', 'cases:', '  files: [evals/cases/*.yaml]', '  parallelism: 1'].join('\n'),
+      'evals/cases/c1.yaml': 'input: { prompt: case-1 }\nexpect: { must_contain: [done] }\n',
+      'evals/cases/c2.yaml': 'input: { prompt: case-2 }\nexpect: { must_contain: [done] }\n',
+    });
+    const out = join(dir, 'out');
+    const cli = spawn(process.execPath, [BIN, 'run', skill, '--output-dir', out], { env: { ...process.env, CI: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    cli.stderr.on('data', (d) => (stderr += d));
+    const closed = new Promise<number | null>((res) => cli.on('close', res));
+    expect(await waitFor(() => started(dir), 45_000), stderr).toBe(true);
+    const pids = pidsIn(dir);
+    leftovers.push(...pids);
+    const helper = childrenWith(cli.pid!, 'skill-up spawn helper');
+    expect(helper).toHaveLength(1);
+    process.kill(helper[0]!, 'SIGKILL');
+    expect(await closed, stderr).toBe(3);
+    const doc = JSON.parse(readFileSync(join(out, 'iteration-1/result.json'), 'utf8')) as { jobs: { case_id: string; status: string; reason?: string }[] };
+    const by = Object.fromEntries(doc.jobs.map((j) => [j.case_id, j]));
+    expect(by.c1!.status).toBe('error');
+    expect(by.c1!.reason).toMatch(/spawn helper \(pid \d+\) ended unexpectedly \(killed by SIGKILL\)/);
+    expect(by.c2!.status).toBe('pass');
+    expect(pids.filter(alive)).toEqual([]);
+  });
+});
