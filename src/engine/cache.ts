@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { access, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { constants as fsConstants } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { EngineUnavailable } from './types.js';
 
@@ -271,12 +271,16 @@ export function summariseNpmErrors(stderr: string): string {
 }
 
 /**
- * What identifies one executable for the version cache ({@link cachedVersion}): its real path
- * (symbolic links followed) and that file's device, inode, size, and modification and change
+ * What identifies one executable for the version cache ({@link cachedVersion}): the absolute
+ * path it is called by (a multi-call shim, one binary behind links named `claude` and `codex`,
+ * answers by that name), its real path (symbolic links followed) and that file's device, inode, size, and modification and change
  * times in nanoseconds (as decimal strings), plus `env`, a digest of the environment that
  * decides what the probe runs (src/engine/resolve.ts). Any difference is another executable.
  */
 export interface BinaryIdentity {
+  /** The absolute path as called (links not followed). */
+  called: string;
+  /** The real path. */
   path: string;
   dev: string;
   ino: string;
@@ -291,7 +295,7 @@ export async function binaryIdentity(file: string, env: string): Promise<BinaryI
   try {
     const path = await realpath(file);
     const st = await stat(path, { bigint: true });
-    return { path, dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs), env };
+    return { called: resolve(file), path, dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs), env };
   } catch {
     return undefined;
   }
@@ -300,9 +304,12 @@ export async function binaryIdentity(file: string, env: string): Promise<BinaryI
 /** Layout version of a version-cache file: a file of another layout is never trusted. */
 const VERSION_CACHE_FORMAT = 1;
 
-/** `<cache>/versions/<sha256 of the real path, 32 hex>.json`: one small file per executable, so processes probing different engines never write the same file. */
-export function versionCacheFile(root: string, realPath: string): string {
-  return join(root, 'versions', `${createHash('sha256').update(realPath).digest('hex').slice(0, 32)}.json`);
+/**
+ * `<cache>/versions/<sha256 of the path as called and the real path, 32 hex>.json`: one small
+ * file per executable and name, so processes probing different engines never write the same file.
+ */
+export function versionCacheFile(root: string, called: string, realPath: string = called): string {
+  return join(root, 'versions', `${createHash('sha256').update(`${called}\0${realPath}`).digest('hex').slice(0, 32)}.json`);
 }
 
 /**
@@ -314,7 +321,7 @@ export function versionCacheFile(root: string, realPath: string): string {
 export async function cachedVersion(root: string, id: BinaryIdentity): Promise<string | undefined> {
   let entry: unknown;
   try {
-    entry = JSON.parse(await readFile(versionCacheFile(root, id.path), 'utf8'));
+    entry = JSON.parse(await readFile(versionCacheFile(root, id.called, id.path), 'utf8'));
   } catch {
     return undefined;
   }
@@ -331,7 +338,7 @@ export async function cachedVersion(root: string, id: BinaryIdentity): Promise<s
  * a cache that cannot be written (read-only home) only means the next run probes again.
  */
 export async function storeVersion(root: string, id: BinaryIdentity, version: string): Promise<void> {
-  const file = versionCacheFile(root, id.path);
+  const file = versionCacheFile(root, id.called, id.path);
   const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {
     await mkdir(dirname(file), { recursive: true });

@@ -6,13 +6,15 @@
  * than `concurrency` of libuv's threads.
  */
 import type { Dirent } from 'node:fs';
-import { chmod, readdir, rm, rmdir, unlink } from 'node:fs/promises';
+import { chmod, lstat, readdir, rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
  * Deletes `dir` and everything under it; a missing `dir` is nothing to do, a file or link at
- * `dir` is unlinked (a link is never followed). One `readdir` (with file types) per folder,
- * one `unlink` per file or link, one `rmdir` per folder: no `lstat` per entry and no failed
+ * `dir` is unlinked (a link is never followed: an agent may have put a link to a folder outside
+ * in place of its workspace, its home or a folder in them). One `lstat` and one `readdir` (with
+ * file types) per folder, one `unlink` per file or link, one `rmdir` per folder: no `lstat` per
+ * file and no failed
  * `rmdir` first, as Node 20's `fs.rm` makes (measured with strace: 39 calls instead of 53 for a
  * workspace holding an installed 3-file skill, and its home; no `lstat` at all instead of 12).
  * A folder the agent made read-only is made writable (0700) and tried
@@ -39,8 +41,10 @@ export async function removeTree(dir: string): Promise<void> {
   }
 }
 
-/** Removes the folder `dir` (which must be one: readdir fails with ENOTDIR otherwise). */
+/** Removes the folder `dir`; throws ENOTDIR when `dir` is not a folder (a link to one included), which is then unlinked. */
 async function removeFolder(dir: string): Promise<void> {
+  // readdir and chmod follow links: whatever is at `dir` now must be a real folder.
+  if (!(await lstat(dir)).isDirectory()) throw Object.assign(new Error(`${dir} is not a folder`), { code: 'ENOTDIR' });
   let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });

@@ -64,13 +64,18 @@ describe('probeVersion cache', () => {
     expect(await w.runs()).toBe(3);
   });
 
-  it('is keyed on the real path: a symbolic link to a probed executable is not run again', async () => {
+  it('is keyed on the name called too: one multi-call binary behind links named claude and codex gets each its own version', async () => {
     const w = await counting('3.0.1');
-    await probeVersion(w.exe, w.env);
-    const link = join(w.dir, 'link');
-    await symlink(w.exe, link);
-    expect(await probeVersion(link, w.env)).toBe('3.0.1');
-    expect(await w.runs()).toBe(1);
+    const shim = join(w.dir, 'shim');
+    await writeFile(shim, `#!/bin/sh\necho run >> '${w.count}'\ncase "$(basename "$0")" in claude) echo "2.1.332 (Claude Code)" ;; *) echo "codex-cli 0.171.0" ;; esac\n`);
+    await chmod(shim, 0o755);
+    await symlink(shim, join(w.dir, 'claude'));
+    await symlink(shim, join(w.dir, 'codex'));
+    expect(await probeVersion(join(w.dir, 'claude'), w.env)).toBe('2.1.332');
+    expect(await probeVersion(join(w.dir, 'codex'), w.env)).toBe('0.171.0');
+    expect(await probeVersion(join(w.dir, 'claude'), w.env)).toBe('2.1.332');
+    expect(await probeVersion(join(w.dir, 'codex'), w.env)).toBe('0.171.0');
+    expect(await w.runs()).toBe(2);
   });
 
   it('probes again under another PATH, or with another cache', async () => {

@@ -35,6 +35,19 @@ describe('removeTree', () => {
     expect(await readFile(path.join(outside, 'keep.txt'), 'utf8')).toBe('mine');
   });
 
+  it('unlinks a link put in place of the folder itself (an agent swapped its workspace or home for a link to a folder outside), never emptying that folder', async () => {
+    const outside = path.join(tmp, 'outside');
+    await mkdir(path.join(outside, 'sub'), { recursive: true });
+    await writeFile(path.join(outside, 'precious.txt'), 'mine');
+    await writeFile(path.join(outside, 'sub/f2'), 'also mine');
+    const ws = path.join(tmp, 'ws');
+    await symlink(outside, ws);
+    await removeTree(ws);
+    expect(existsSync(ws)).toBe(false);
+    expect(await readFile(path.join(outside, 'precious.txt'), 'utf8')).toBe('mine');
+    expect(await readFile(path.join(outside, 'sub/f2'), 'utf8')).toBe('also mine');
+  });
+
   it('copes with read-only folders, a missing folder and a plain file', async () => {
     const ws = path.join(tmp, 'ro');
     await mkdir(path.join(ws, 'locked/inner'), { recursive: true });
