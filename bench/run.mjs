@@ -424,17 +424,7 @@ async function benchEngines() {
 }
 
 // Each section prints its own table with the target beside it; BENCH_SKIP_<SECTION>=1 skips one.
-const quietly = async (fn) => {
-  const saved = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
-  process.stdout.write = () => true;
-  process.stderr.write = () => true;
-  try {
-    return await fn();
-  } finally {
-    process.stdout.write = saved.out;
-    process.stderr.write = saved.err;
-  }
-};
+const { quietly } = await import('./stats.mjs');
 if (!process.env.BENCH_SKIP_PROMPTFOO) await (await import('./compare.mjs')).benchCompare();
 if (!process.env.BENCH_SKIP_STARTUP) await (await import('./startup.mjs')).benchStartup();
 await benchCore();

@@ -32,7 +32,7 @@ function scenarios() {
 const share = (n, of) => (of ? `${((100 * n) / of).toFixed(0)}%` : '-');
 
 /** Runs `fn` with process.stdout/stderr silenced (the in-process CLI prints a full summary per run). */
-async function quietly(fn) {
+export async function quietly(fn) {
   const saved = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
   process.stdout.write = () => true;
   process.stderr.write = () => true;

@@ -282,14 +282,23 @@ async function runThroughHelper(file: string, args: string[], opts: ProcOptions)
 function procResultOf(r: HelperResult, file: string, cap: number): ProcResult {
   if (r.output) throw new ProcessOutputError(`skill-up could not write the output of ${file} to ${r.output.file}: ${r.output.message}`, r.output.code);
   const { durationMs, stdoutBytes, stderrBytes, timedOut, cancelled } = r;
+  const start = r.start ? Object.assign(new Error(r.start.message), { code: r.start.code }) : undefined;
+  return procResult(file, { start, exitCode: r.exitCode, signal: r.signal ?? null, timedOut, cancelled, durationMs, stdoutBytes, stderrBytes, cap });
+}
+
+/** The {@link ProcResult} of an ended process, from either spawning path (helper or in process). */
+function procResult(
+  file: string,
+  o: { start?: Error; exitCode: number | null; signal: string | null; timedOut: boolean; cancelled: boolean; durationMs: number; stdoutBytes: number; stderrBytes: number; cap: number },
+): ProcResult {
+  const { timedOut, cancelled, durationMs, stdoutBytes, stderrBytes, cap } = o;
   const cut = { ...(stdoutBytes > cap ? { stdoutTruncated: true } : {}), ...(stderrBytes > cap ? { stderrTruncated: true } : {}) };
-  if (r.start) {
-    const e = Object.assign(new Error(r.start.message), { code: r.start.code });
-    return { exitCode: null, timedOut, cancelled, startError: describeStartError(e, file), startErrorCode: r.start.code, durationMs, stdoutBytes, stderrBytes, ...cut };
+  if (o.start) {
+    return { exitCode: null, timedOut, cancelled, startError: describeStartError(o.start, file), startErrorCode: (o.start as NodeJS.ErrnoException).code, durationMs, stdoutBytes, stderrBytes, ...cut };
   }
   return {
-    exitCode: timedOut || cancelled ? null : r.exitCode,
-    signal: r.signal ?? undefined,
+    exitCode: timedOut || cancelled ? null : o.exitCode,
+    signal: o.signal ?? undefined,
     timedOut,
     cancelled: cancelled && !timedOut,
     durationMs,
@@ -395,21 +404,8 @@ async function runInProcess(file: string, args: string[], opts: ProcOptions): Pr
     const { error, file: f } = outputError;
     throw new ProcessOutputError(`skill-up could not write the output of ${file} to ${f}: ${error.message}`, (error as NodeJS.ErrnoException).code);
   }
-  const cut = { ...(stdoutBytes > cap ? { stdoutTruncated: true } : {}), ...(stderrBytes > cap ? { stderrTruncated: true } : {}) };
-  if (ended instanceof Error) {
-    const startErrorCode = (ended as NodeJS.ErrnoException).code;
-    return { exitCode: null, timedOut, cancelled, startError: describeStartError(ended, file), startErrorCode, durationMs, stdoutBytes, stderrBytes, ...cut };
-  }
-  return {
-    exitCode: timedOut || cancelled ? null : ended.code,
-    signal: ended.signal ?? undefined,
-    timedOut,
-    cancelled: cancelled && !timedOut,
-    durationMs,
-    stdoutBytes,
-    stderrBytes,
-    ...cut,
-  };
+  if (ended instanceof Error) return procResult(file, { start: ended, exitCode: null, signal: null, timedOut, cancelled, durationMs, stdoutBytes, stderrBytes, cap });
+  return procResult(file, { exitCode: ended.code, signal: ended.signal, timedOut, cancelled, durationMs, stdoutBytes, stderrBytes, cap });
 }
 
 /** Longest stderr line shown with `-vv`, in UTF-16 units; a longer one is cut ({@link cutLine}). */

@@ -10,18 +10,10 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setProcessObserver, withJob } from '../../src/engine/observe.js';
 import { ProcessOutputError, runProcess, type ProcOptions } from '../../src/engine/proc.js';
 import { spawnHelperPid, spawnHelperStats } from '../../src/engine/spawner.js';
-import { alive } from '../support/proc.js';
+import { alive, killAll } from '../support/proc.js';
 
 const leftovers: number[] = [];
-afterAll(() => {
-  for (const p of leftovers) {
-    try {
-      process.kill(p, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-  }
-});
+afterAll(() => killAll(leftovers));
 
 /** Field `n` (1-based, after the command) of /proc/<pid>/stat as a number: 2 = ppid, 3 = pgrp. */
 function statField(text: string, n: number): number {

@@ -6,26 +6,18 @@
  * says so; it never keeps skill-up alive.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../src/engine/proc.js';
 import { setSpawnHelperNode, SpawnHelperError, spawnHelperPid, spawnHelperStats } from '../../src/engine/spawner.js';
 import { BIN, writeSkill } from '../cli/helpers.js';
-import { alive } from '../support/proc.js';
+import { alive, childrenWith, killAll } from '../support/proc.js';
 
 const DIST = join(import.meta.dirname, '../../dist/src/engine');
 const leftovers: number[] = [];
-afterAll(() => {
-  for (const p of leftovers) {
-    try {
-      process.kill(p, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-  }
-});
+afterAll(() => killAll(leftovers));
 
 async function waitFor<T>(f: () => T | undefined, ms: number): Promise<T | undefined> {
   const end = Date.now() + ms;
@@ -36,20 +28,6 @@ async function waitFor<T>(f: () => T | undefined, ms: number): Promise<T | undef
   }
 }
 
-/** Children of `ppid` whose command line contains `marker`. */
-function childrenWith(ppid: number, marker: string): number[] {
-  const found: number[] = [];
-  for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === ppid && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker)) found.push(Number(p));
-    } catch {
-      /* gone */
-    }
-  }
-  return found;
-}
 
 /** Shell lines: a background child and the process itself recorded in `dir`, then a long sleep. */
 const linger = (dir: string) => `sleep 300 & echo $! > "${dir}/bg"; echo $$ > "${dir}/main"; sleep 300`;

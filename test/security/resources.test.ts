@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ProcessOutputError, runProcess } from '../../src/engine/proc.js';
 import { FDS_PER_JOB, fitParallelism, maxParallelism, openFileLimit, RESERVED_FDS } from '../../src/run/limits.js';
 import { BIN, runCli, writeSkill } from '../cli/helpers.js';
-import { alive } from '../support/proc.js';
+import { alive, childrenWith } from '../support/proc.js';
 
 /** A suite of `n` cases whose agent prints `done` (after `sleep` seconds); `extra` adds case-specific shell lines. */
 function cheapSuite(n: number, opts: { parallelism: number; sleep?: number; extra?: string; args?: string } = { parallelism: 1 }): string {
@@ -193,20 +193,6 @@ describe('an unusable output folder', () => {
   });
 });
 
-/** Children of `ppid` whose command line contains `marker` (Linux). */
-function childrenWith(ppid: number, marker: string): number[] {
-  const found: number[] = [];
-  for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === ppid && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker)) found.push(Number(p));
-    } catch {
-      /* gone */
-    }
-  }
-  return found;
-}
 
 async function waitFor<T>(f: () => T | undefined, ms: number): Promise<T | undefined> {
   const end = Date.now() + ms;

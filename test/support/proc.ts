@@ -28,3 +28,29 @@ export function filesUnder(dir: string): string[] {
   }
   return out;
 }
+
+/** Children of `ppid` whose command line contains `marker` (Linux /proc). */
+export function childrenWith(ppid: number, marker: string): number[] {
+  const found: number[] = [];
+  for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === ppid && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker)) found.push(Number(p));
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
+}
+
+/** Sends SIGKILL to each pid, ignoring those already gone (a test's leftovers, in afterAll). */
+export function killAll(pids: readonly number[]): void {
+  for (const p of pids) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}
