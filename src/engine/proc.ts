@@ -4,7 +4,6 @@
  * stderr always fully drained into files capped in size, and a bounded read-back for parsing.
  */
 import { spawn } from 'node:child_process';
-import type { WriteStream } from 'node:fs';
 import { createRawWriteStream } from '../util/out.js';
 import { redactor } from '../util/redact.js';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
@@ -12,7 +11,7 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { currentJob, processObserver, type ProcessObserver } from './observe.js';
 import { unwatchGroup, watchGroup } from './reaper.js';
-import { GROUP_EXIT_WAIT_MS, PIPE_DRAIN_MS, type HelperResult } from './spawn-helper.js';
+import { captureStream, GROUP_EXIT_WAIT_MS, PIPE_DRAIN_MS, type HelperResult } from './spawn-helper.js';
 import { prewarmSpawnHelper, runInHelper } from './spawner.js';
 import type { EngineError } from './types.js';
 
@@ -128,57 +127,6 @@ export function truncationError(what: string, bytes: number, cap: number, atLeas
     kind: 'protocol',
     message: `${what} larger than ${cap} bytes (${atLeast ? 'at least ' : ''}${bytes} bytes); skill-up keeps the first ${cap} bytes on disk and cannot grade a cut answer (raise SKILL_UP_MAX_OUTPUT_BYTES to keep more)`,
   };
-}
-
-/**
- * Writes a stream to a file up to a cap, then keeps reading (so the writer never blocks) and
- * counts. While the file is written, a full write buffer pauses the stream until it drains, so
- * memory holds at most one buffer's worth (the writer waits on its pipe instead). With
- * `marker`, a cut file ends with a line saying so.
- */
-function captureTo(stream: Readable, out: WriteStream, cap: number, marker = false): { done: Promise<number>; stop(): void; failed: Promise<Error> } {
-  // RAW: parsers and judges read the answer as the engine gave it; the file lies in the job's
-  // outputs/ folder and is redacted in place when the job ends, after grading (src/run/job.ts).
-  let total = 0;
-  let marked = false;
-  // The file cannot be opened or written (EMFILE, ENOSPC, EACCES): never an unhandled 'error'
-  // event. The rest is drained and counted; runProcess stops the process and throws.
-  let failure: Error | undefined;
-  const failed = new Promise<Error>((res) =>
-    out.on('error', (e: Error) => {
-      if (failure) return;
-      failure = e;
-      stream.resume();
-      res(e);
-    }),
-  );
-  stream.on('data', (chunk: Buffer) => {
-    const before = total;
-    total += chunk.length;
-    if (failure || (before >= cap && (marked || !marker))) return;
-    const ok = before < cap ? out.write(total <= cap ? chunk : chunk.subarray(0, cap - before)) : true;
-    // The marker follows the last byte kept, also when a chunk ended exactly at the cap.
-    if (total > cap && marker && !marked) {
-      marked = true;
-      out.write(`\n[skill-up: cut here at ${cap} bytes; the process wrote more, which was drained and counted]\n`);
-    }
-    if (!ok && total < cap && !failure) {
-      stream.pause();
-      out.once('drain', () => stream.resume());
-    }
-  });
-  const ended = new Promise<void>((res) => {
-    stream.once('close', res);
-    stream.once('error', () => res());
-  });
-  const done = ended.then(
-    () =>
-      new Promise<number>((res) => {
-        out.end(() => res(total));
-        out.once('error', () => res(total));
-      }),
-  );
-  return { done, stop: () => stream.destroy(), failed };
 }
 
 /** skill-up could not write an engine's output file (out of descriptors, disk full, …): the harness broke, not the engine. */
@@ -344,8 +292,8 @@ async function runInProcess(file: string, args: string[], opts: ProcOptions): Pr
   const observer = processObserver();
   if (observer) watchProcess(observer, currentJob(), file, args, opts.cwd, child.stderr);
   const cap = maxStreamBytes();
-  const out = captureTo(child.stdout, outFile, cap);
-  const err = captureTo(child.stderr, errFile, cap, true);
+  const out = captureStream(child.stdout, outFile, cap);
+  const err = captureStream(child.stderr, errFile, cap, true);
   if (opts.input !== undefined) {
     child.stdin!.on('error', () => undefined); // the engine may exit without reading it
     child.stdin!.end(opts.input);

@@ -3,7 +3,8 @@
  * starts every engine process for skill-up, so that the fork() of each spawn copies the page
  * tables of a ~7 MB process instead of skill-up's 100+ MB heap.
  *
- * It is one self-contained function, run with `node -e "(<its source>)(require(…), …)"`: the
+ * It is one self-contained function, run with `node -e "(<its source>)(require(…), …)"` (with
+ * {@link captureStream}, which proc.ts's in-process path uses too, passed in as source): the
  * same text from dist/ (the CLI) and under vitest (src/*.ts), no file to locate or ship, only
  * Node built-ins loaded. It must therefore use nothing from this module's scope: only its
  * parameters and Node's globals. Types are imported for checking only (erased).
@@ -81,6 +82,60 @@ export type HelperMessage =
   | { t: 'fatal'; message: string };
 
 /**
+ * Writes a stream to a file up to a cap, then keeps reading (so the writer never blocks) and
+ * counts. While the file is written, a full write buffer pauses the stream until it drains, so
+ * memory holds at most one buffer's worth (the writer waits on its pipe instead). With
+ * `marker`, a cut file ends with a line saying so. `failed` resolves with the first error of
+ * the file (EMFILE, ENOSPC, EACCES: never an unhandled 'error' event; the rest is drained and
+ * counted); `done` with the bytes the stream carried once it closed and the file is flushed.
+ *
+ * Self-contained (it uses only its parameters): the spawn helper gets its source text
+ * (src/engine/spawner.ts `program`), and src/engine/proc.ts's in-process path calls it.
+ */
+export function captureStream(stream: Readable, out: FsModule.WriteStream, cap: number, marker = false): { done: Promise<number>; stop(): void; failed: Promise<Error> } {
+  // RAW: parsers and judges read the answer as the engine gave it; the file lies in the job's
+  // outputs/ folder and is redacted in place when the job ends, after grading (src/run/job.ts).
+  let total = 0;
+  let marked = false;
+  let failure: Error | undefined;
+  const failed = new Promise<Error>((res) =>
+    out.on('error', (e: Error) => {
+      if (failure) return;
+      failure = e;
+      stream.resume();
+      res(e);
+    }),
+  );
+  stream.on('data', (chunk: Buffer) => {
+    const before = total;
+    total += chunk.length;
+    if (failure || (before >= cap && (marked || !marker))) return;
+    const ok = before < cap ? out.write(total <= cap ? chunk : chunk.subarray(0, cap - before)) : true;
+    // The marker follows the last byte kept, also when a chunk ended exactly at the cap.
+    if (total > cap && marker && !marked) {
+      marked = true;
+      out.write(`\n[skill-up: cut here at ${cap} bytes; the process wrote more, which was drained and counted]\n`);
+    }
+    if (!ok && total < cap && !failure) {
+      stream.pause();
+      out.once('drain', () => stream.resume());
+    }
+  });
+  const ended = new Promise<void>((res) => {
+    stream.once('close', res);
+    stream.once('error', () => res());
+  });
+  const done = ended.then(
+    () =>
+      new Promise<number>((res) => {
+        out.end(() => res(total));
+        out.once('error', () => res(total));
+      }),
+  );
+  return { done, stop: () => stream.destroy(), failed };
+}
+
+/**
  * The helper's main function. Runs in the helper process only; its source text is what
  * src/engine/spawner.ts passes to `node -e`. The parameters are Node modules (`require`d by the
  * `-e` wrapper) and constants.
@@ -88,7 +143,14 @@ export type HelperMessage =
  * @param pipeDrainMs how long pipes may stay open after the exit (held by an escaped child), ms.
  * @param waitGroupMs how long to wait for a SIGKILLed group to be gone, ms.
  */
-export function spawnHelperMain(cp: typeof ChildProcessModule, fs: typeof FsModule, sd: typeof StringDecoderModule, pipeDrainMs: number, waitGroupMs: number): void {
+export function spawnHelperMain(
+  cp: typeof ChildProcessModule,
+  fs: typeof FsModule,
+  sd: typeof StringDecoderModule,
+  pipeDrainMs: number,
+  waitGroupMs: number,
+  captureTo: typeof captureStream,
+): void {
   // `ps` shows this instead of the whole program text.
   process.title = 'skill-up spawn helper';
   /** Process groups started and not yet swept: killed if skill-up goes away. */
@@ -157,48 +219,6 @@ export function spawnHelperMain(cp: typeof ChildProcessModule, fs: typeof FsModu
   const waitForGroupExit = async (pgid: number, maxMs: number): Promise<void> => {
     const end = Date.now() + maxMs;
     while (Date.now() < end && (await groupHasLiveMembers(pgid))) await new Promise((r) => setTimeout(r, 20));
-  };
-
-  /** As src/engine/proc.ts captureTo: the stream into the file up to `cap`, then drained and counted. */
-  const captureTo = (stream: Readable, out: FsModule.WriteStream, cap: number, marker: boolean) => {
-    let total = 0;
-    let marked = false;
-    let failure: Error | undefined;
-    const failed = new Promise<Error>((res) =>
-      out.on('error', (e: Error) => {
-        if (failure) return;
-        failure = e;
-        stream.resume();
-        res(e);
-      }),
-    );
-    stream.on('data', (chunk: Buffer) => {
-      const before = total;
-      total += chunk.length;
-      if (failure || (before >= cap && (marked || !marker))) return;
-      const ok = before < cap ? out.write(total <= cap ? chunk : chunk.subarray(0, cap - before)) : true;
-      // The marker follows the last byte kept, also when a chunk ended exactly at the cap.
-      if (total > cap && marker && !marked) {
-        marked = true;
-        out.write(`\n[skill-up: cut here at ${cap} bytes; the process wrote more, which was drained and counted]\n`);
-      }
-      if (!ok && total < cap && !failure) {
-        stream.pause();
-        out.once('drain', () => stream.resume());
-      }
-    });
-    const ended = new Promise<void>((res) => {
-      stream.once('close', res);
-      stream.once('error', () => res());
-    });
-    const done = ended.then(
-      () =>
-        new Promise<number>((res) => {
-          out.end(() => res(total));
-          out.once('error', () => res(total));
-        }),
-    );
-    return { done, stop: () => stream.destroy(), failed };
   };
 
   const errorOf = (e: unknown): { message: string; code?: string } => {

@@ -20,7 +20,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { debuglog } from 'node:util';
-import { GROUP_EXIT_WAIT_MS, PIPE_DRAIN_MS, spawnHelperMain, type HelperMessage, type HelperResult, type HelperRunRequest } from './spawn-helper.js';
+import { captureStream, GROUP_EXIT_WAIT_MS, PIPE_DRAIN_MS, spawnHelperMain, type HelperMessage, type HelperResult, type HelperRunRequest } from './spawn-helper.js';
 
 /** `NODE_DEBUG=skill-up` prints these lines on stderr (`SKILL-UP <pid>: …`). */
 const debug = debuglog('skill-up');
@@ -94,9 +94,9 @@ export function spawnHelperPid(): number | undefined {
   return helper?.alive ? helper.child.pid : undefined;
 }
 
-/** The `node -e` program: the helper's function applied to the built-ins it uses. */
+/** The `node -e` program: the helper's function applied to the built-ins it uses and the capture function it shares with proc.ts. */
 function program(): string {
-  return `(${spawnHelperMain.toString()})(require('node:child_process'), require('node:fs'), require('node:string_decoder'), ${PIPE_DRAIN_MS}, ${GROUP_EXIT_WAIT_MS})`;
+  return `(${spawnHelperMain.toString()})(require('node:child_process'), require('node:fs'), require('node:string_decoder'), ${PIPE_DRAIN_MS}, ${GROUP_EXIT_WAIT_MS}, ${captureStream.toString()})`;
 }
 
 function hold(h: Helper, delta: number): void {
