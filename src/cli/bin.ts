@@ -1,47 +1,10 @@
 #!/usr/bin/env node
-/** The `skill-up` executable: runs the CLI and sets the exit code. */
-// Only this small module is loaded before the open-file limit is checked: the rest of skill-up
-// is imported below, once it is known to fit (Node's loader opens its modules concurrently).
-import { openFileLimit, RESERVED_FDS } from '../run/limits.js';
-
-// Below this many open files, loading skill-up's modules fails with EMFILE (measured: 63; see
-// src/run/limits.ts). Say so in one line instead of an internal error. `SKILL_UP_FD_CHECK=0`
-// turns the check off, as it does the run's.
-if (process.env.SKILL_UP_FD_CHECK !== '0') {
-  const limit = openFileLimit();
-  if (limit !== undefined && limit < RESERVED_FDS) {
-    // Written before leaving: a pipe may be asynchronous (macOS).
-    await new Promise((done) => process.stderr.write(`skill-up needs at least ${RESERVED_FDS} open files (ulimit -n is ${limit}); raise it with \`ulimit -n 1024\`\n`, done));
-    process.exit(3);
-  }
-}
-
+/**
+ * The ES module entry of the CLI (`node dist/src/cli/bin.js …`): the same start as the
+ * executable's bundle (src/cli/skill-up.cts), from the unbundled modules.
+ */
 // libuv's thread pool size (UV_THREADPOOL_SIZE) is set by the executable, src/cli/skill-up.cts:
 // here, in an ES module, it would come too late (the module loader has started the pool).
+import { start } from './entry.js';
 
-// `skill-up run … | head` closes the pipe early: the run must go on and write its reports,
-// not die of EPIPE on the next line of progress.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE') throw e;
-  });
-}
-
-const [{ main }, { installConsoleRedaction, redactor }] = await Promise.all([import('./main.js'), import('../util/redact.js')]);
-
-// Every line skill-up prints passes the redactor: secrets of its environment now, the suite's
-// once it is loaded (src/engine/env.ts prepareSuiteEnv).
-redactor();
-installConsoleRedaction();
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-    // Whatever handle might linger (a stuck socket), the command is done: leave within a second.
-    setTimeout(() => process.exit(code), 1000).unref();
-  },
-  (e) => {
-    process.stderr.write(`skill-up: internal error: ${(e as Error).stack ?? e}\n`);
-    process.exitCode = 3;
-  },
-);
+await start();

@@ -5,7 +5,13 @@
  * UV_THREADPOOL_SIZE threads, so the variable only takes effect when set before any ES module
  * is loaded (measured: an ESM entry that sets it still gets the default 4 threads). Parallel
  * jobs do many small file operations at once and queue on 4 threads; this sets 16 (unless the
- * user chose a size), then hands over to the ES module entry, src/cli/bin.ts.
+ * user chose a size), then runs the CLI from its bundle with a code cache
+ * (src/cli/bundle-loader.cts), or from the ES module entry, src/cli/bin.ts, when there is none.
  */
+// The loader uses only built-in modules and synchronous reads: nothing starts the pool before the line below.
+import { join } from 'node:path';
+import { runBundle } from './bundle-loader.cjs';
+
 process.env.UV_THREADPOOL_SIZE ??= '16';
-void import('./bin.js');
+// The bundle's import() of a package is this file's: vm.Script code has no import() of its own.
+if (!runBundle(join(__dirname, 'skill-up.bundle.cjs'), (specifier) => import(specifier))) void import('./bin.js');

@@ -69,6 +69,23 @@ const liveGroups = new Set<number>();
 export function trackGroup(pgid: number): void {
   liveGroups.add(pgid);
   watchGroup(pgid);
+  if (startWaiters.length > 0) {
+    const due = startWaiters.splice(0);
+    setImmediate(() => due.forEach((fn) => fn()));
+  }
+}
+
+/** Callbacks for the next process start ({@link afterNextProcessStart}). */
+const startWaiters: (() => void)[] = [];
+
+/**
+ * Runs `fn` once, on a later turn of the event loop, after the next process (engine, setup
+ * step, script judge) has started. The run uses it to load report modules while its first
+ * engine works rather than before that engine's spawn, which they would delay (issue 13). A
+ * run that never starts a process never calls `fn`.
+ */
+export function afterNextProcessStart(fn: () => void): void {
+  startWaiters.push(fn);
 }
 
 /** Group `pgid` has ended or was killed: forgets it (see {@link trackGroup}). */

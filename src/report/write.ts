@@ -177,17 +177,39 @@ export async function writeDocReports(dir: string, doc: ResultDoc, formats: read
   const result: WriteResult = { written: [], skipped: [] };
   const wanted = new Set(formats);
   await mkdir(dir, { recursive: true });
-  for (const format of REPORT_FORMATS) {
-    if (!wanted.has(format)) continue;
+  const one = async (format: ReportFormat): Promise<{ format: ReportFormat; files?: string[]; error?: Error }> => {
     try {
-      result.written.push(...(await writeFormat(dir, doc, format, secrets, sourceDir, opts.jobFiles ?? true)));
+      return { format, files: await writeFormat(dir, doc, format, secrets, sourceDir, opts.jobFiles ?? true) };
     } catch (e) {
-      // `io`: the disk refused it (ENOSPC, EACCES, EMFILE, …), as opposed to a builder that cannot make the format from this document.
-      const io = typeof (e as NodeJS.ErrnoException).code === 'string' && /^E[A-Z]+$/.test((e as NodeJS.ErrnoException).code!);
-      result.skipped.push({ format, reason: `could not be written: ${(e as Error).message}`, ...(io ? { io } : {}) });
+      return { format, error: e as Error };
     }
+  };
+  const formatsInOrder = REPORT_FORMATS.filter((f) => wanted.has(f));
+  // A small run's formats are written at once, so their fsyncs overlap; a large one's one at a
+  // time, so only one format's text is in memory at any moment (the 10,000-job bound).
+  const outcomes =
+    doc.jobs.length <= CONCURRENT_FORMATS_UP_TO ? await Promise.all(formatsInOrder.map(one)) : await sequentially(formatsInOrder, one);
+  for (const { format, files, error } of outcomes) {
+    if (files) {
+      result.written.push(...files);
+      continue;
+    }
+    // `io`: the disk refused it (ENOSPC, EACCES, EMFILE, …), as opposed to a builder that cannot make the format from this document.
+    const code = (error as NodeJS.ErrnoException).code;
+    const io = typeof code === 'string' && /^E[A-Z]+$/.test(code);
+    result.skipped.push({ format, reason: `could not be written: ${error!.message}`, ...(io ? { io } : {}) });
   }
   return result;
+}
+
+/** Runs with at most this many jobs write their report formats concurrently ({@link writeDocReports}). */
+const CONCURRENT_FORMATS_UP_TO = 500;
+
+/** `fn` over `items` one at a time, results in order. */
+async function sequentially<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (const item of items) out.push(await fn(item));
+  return out;
 }
 
 async function writeFormat(dir: string, doc: ResultDoc, format: ReportFormat, secrets: string[], sourceDir: string, jobFiles: boolean): Promise<string[]> {

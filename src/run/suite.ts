@@ -13,7 +13,7 @@ import { ConfigError } from '../config/diagnostics.js';
 import { missingVersionError } from '../config/engines.js';
 import type { EngineConfig, ReportFormat, Suite } from '../config/types.js';
 import { partialDecision } from '../cost/partial.js';
-import { killAllGroups, prepareProcesses } from '../engine/proc.js';
+import { afterNextProcessStart, killAllGroups, prepareProcesses } from '../engine/proc.js';
 import { getAdapter, unavailableAdapter } from '../engine/registry.js';
 import { EngineUnavailable, type EngineAdapter } from '../engine/types.js';
 import { decide, type Decision, type DecisionConfig } from '../gate/index.js';
@@ -225,7 +225,8 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
   try {
     const model = await startScriptedModel(prepared.scripts, dir);
     if (model) notice(`scripted model server on ${model.url} (exchanges logged per job)`);
-    prefetchReportModules(extras.formats ?? reportFormats(suite.report.formats, []));
+    // Loaded while the first engine works: before its spawn they would delay it.
+    afterNextProcessStart(() => prefetchReportModules(extras.formats ?? reportFormats(suite.report.formats, [])));
     try {
       results = await executeJobs({
         jobs: toRun,

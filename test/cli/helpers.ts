@@ -14,9 +14,9 @@ export interface CliRun {
 }
 
 /** Runs the built CLI; `onStderr` sees stderr as it arrives (for interrupt tests). */
-export function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string>; onStderr?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<CliRun> {
+export function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string>; bin?: string; onStderr?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<CliRun> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? process.cwd(), env: { ...process.env, CI: '1', ...opts.env } });
+    const child = spawn(process.execPath, [opts.bin ?? BIN, ...args], { cwd: opts.cwd ?? process.cwd(), env: { ...process.env, CI: '1', ...opts.env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -34,11 +34,14 @@ function suite(): string {
   });
 }
 
-/** Runs the CLI with the recorder; the URLs and paths of every module it loaded. */
-async function loaded(args: string[]): Promise<{ code: number | null; modules: string[]; stdout: string; stderr: string }> {
+/** The ES module entry: skill-up's modules as separate files, so the recorder sees each one. */
+const ESM_ENTRY = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
+
+/** Runs the CLI (`bin`: the executable by default) with the recorder; the URLs and paths of every module it loaded. */
+async function loaded(args: string[], bin?: string): Promise<{ code: number | null; modules: string[]; stdout: string; stderr: string }> {
   const dir = suite();
   const out = join(dir, '..', 'loads.json');
-  const r = await runCli(args.map((a) => (a === '<skill>' ? dir : a)), { env: { NODE_OPTIONS: `--import="${REGISTER}"`, SKILL_UP_LOADS_OUT: out } });
+  const r = await runCli(args.map((a) => (a === '<skill>' ? dir : a)), { bin, env: { NODE_OPTIONS: `--import="${REGISTER}"`, SKILL_UP_LOADS_OUT: out } });
   const rec = JSON.parse(readFileSync(out, 'utf8')) as { esm: string[]; cjs: string[] };
   return { ...r, modules: [...rec.esm.map((u) => (u.startsWith('file://') ? fileURLToPath(u) : u)), ...rec.cjs] };
 }
@@ -49,8 +52,11 @@ describe('start-up loads only what the command uses', () => {
   });
 
   for (const args of [['run', '<skill>', '--dry-run'], ['validate', '<skill>'], ['--help']]) {
-    it(`skill-up ${args.join(' ')}`, async () => {
-      const r = await loaded(args);
+    // The ES module entry shows each of skill-up's own modules; the bundle keeps their dynamic
+    // imports lazy the same way (scripts/bundle.mjs), and the executable that loads it is
+    // checked for the packages.
+    it(`skill-up ${args.join(' ')} (ES module entry)`, async () => {
+      const r = await loaded(args, ESM_ENTRY);
       expect(r.code, r.stderr).toBe(0);
       // The recorder works: the CLI's own entry point is among what it saw.
       expect(r.modules.some((m) => m.endsWith('/dist/src/cli/bin.js'))).toBe(true);
@@ -60,6 +66,17 @@ describe('start-up loads only what the command uses', () => {
         // The schemas were checked, by the generated code: ajv's runtime helpers it requires, not the compiler.
         expect(r.modules.some((m) => m.endsWith('/node_modules/ajv/dist/runtime/ucs2length.js'))).toBe(true);
       }
+      const found = HEAVY.flatMap(([re, what]) => r.modules.filter((m) => re.test(m)).slice(0, 1).map((m) => `${what}: ${m}`));
+      expect(found).toEqual([]);
+    });
+
+    it(`skill-up ${args.join(' ')} (the executable, from its bundle)`, async () => {
+      const r = await loaded(args);
+      expect(r.code, r.stderr).toBe(0);
+      // It ran from the bundle: the loader is there, the separate modules are not.
+      expect(r.modules.some((m) => m.endsWith('/dist/src/cli/bundle-loader.cjs'))).toBe(true);
+      expect(r.modules.filter((m) => /\/dist\/(src|engines)\/.*\.js$/.test(m))).toEqual([]);
+      if (args[0] !== '--help') expect(r.modules.some((m) => m.includes('/node_modules/yaml/'))).toBe(true);
       const found = HEAVY.flatMap(([re, what]) => r.modules.filter((m) => re.test(m)).slice(0, 1).map((m) => `${what}: ${m}`));
       expect(found).toEqual([]);
     });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setProcessObserver, withJob } from '../../src/engine/observe.js';
-import { ProcessOutputError, runProcess, type ProcOptions } from '../../src/engine/proc.js';
+import { afterNextProcessStart, ProcessOutputError, runProcess, type ProcOptions } from '../../src/engine/proc.js';
 import { spawnHelperPid, spawnHelperStats } from '../../src/engine/spawner.js';
 import { alive, killAll } from '../support/proc.js';
 
@@ -58,6 +58,20 @@ describe.each([
     expect(cwd).toBe(sub);
     expect(env).toBe('FOO=bar LEAK=none');
     expect(rest.join('\n')).toBe('line one\nline two[eof]\n');
+  });
+
+  it('afterNextProcessStart: called once, after the next process started and while it runs', async () => {
+    let calls = 0;
+    afterNextProcessStart(() => {
+      calls++;
+      writeFileSync(join(dir, 'called'), '');
+    });
+    expect(calls).toBe(0);
+    // Exit 0 only if the callback ran while this process was waiting for it (up to 10 s).
+    const r = await runProcess('sh', ['-c', 'i=0; while [ ! -e called ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; [ -e called ]'], opts());
+    expect(r.exitCode).toBe(0);
+    await runProcess('true', [], opts());
+    expect(calls).toBe(1);
   });
 
   it('no input: stdin is /dev/null (ignored), never a pipe left open', async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderHtmlReport } from '../../src/report/html/index.js';
 import { buildReportData, clip, LIMITS, scriptSafeJson, type ReportData } from '../../src/report/html/data.js';
-import { fmtMs, fmtPct, fmtPts, fmtTokens, fmtUsd } from '../../src/report/html/format.js';
+import { fmtInt, fmtMs, fmtPct, fmtPts, fmtTokens, fmtUsd } from '../../src/report/html/format.js';
 import { engineOrder } from '../../src/report/html/view.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { syntheticRun } from './fixtures/synthetic-run.js';
@@ -159,6 +159,14 @@ describe('renderHtmlReport', () => {
     expect([fmtMs(850), fmtMs(4100), fmtMs(65_000), fmtMs(3_720_000)]).toEqual(['850 ms', '4.1 s', '1m 05s', '1h 02m']);
     expect([fmtTokens(850), fmtTokens(75_234), fmtTokens(1_240_000), fmtTokens(5000)]).toEqual(['850', '75.2k', '1.24M', '5k']);
     expect([fmtUsd(1.2), fmtUsd(0.0042)]).toEqual(['$1.20', '$0.0042']);
+  });
+
+  it('groups thousands by hand as toLocaleString("en-US") does', () => {
+    const values = [0, -0, 0.4, -0.4, 7, 999, 999.5, 1000, -1000, 12_345, 123_456.49, 1_234_567, -9_876_543_210, 2 ** 53, NaN, Infinity, -Infinity];
+    for (let i = 0; i < 2000; i++) values.push((i % 2 ? -1 : 1) * Math.floor(10 ** ((i % 15) + Math.random())) + Math.random());
+    // But for -0 (from -0.4), which toLocaleString writes as "-0".
+    for (const v of values) expect(fmtInt(v), String(v)).toBe((Object.is(Math.round(v), -0) ? 0 : Math.round(v)).toLocaleString('en-US'));
+    expect([fmtInt(-0), fmtInt(-0.4)]).toEqual(['0', '0']);
   });
 
   it('renders from the build (dist) as well as from the sources', () => {

@@ -47,7 +47,12 @@ export function fmtUsd(usd: number | null | undefined): string {
 
 /** A whole number with thousands separators (`12345` → `12,345`). */
 export function fmtInt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+  // By hand: the first toLocaleString of a process loads ICU's number data (about 15 ms).
+  if (!Number.isFinite(n)) return n.toLocaleString('en-US');
+  const digits = String(Math.abs(Math.round(n)));
+  let out = digits.slice(0, digits.length % 3 || 3);
+  for (let i = out.length; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`;
+  return Math.round(n) < 0 ? `-${out}` : out;
 }
 
 /** An ISO 8601 instant as `YYYY-MM-DD HH:MM:SS UTC`; the input unchanged when it does not parse. */

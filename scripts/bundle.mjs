@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// Build step (package.json `build`, after tsc): bundles skill-up's own compiled modules
+// (dist/src, dist/engines) from the CLI's start (dist/src/cli/entry.js) into one CommonJS file,
+// dist/src/cli/skill-up.bundle.cjs, which the executable loads with a V8 code cache
+// (src/cli/bundle-loader.cts). npm packages stay outside, loaded as before, except the ES-only
+// p-limit and yocto-queue, which CommonJS cannot require on every Node 20.
+// Each module's `import.meta.url` becomes the URL of its own dist file, so every path a module
+// finds beside itself (the generated validators, the precompiled templates, the package root)
+// is the same in the bundle as outside it. Dynamic imports stay lazy: esbuild runs a module's
+// body only when its import() is first reached. A dynamic import() of a package (execa is
+// ES-only) becomes `__skillUpImport(…)`, which the loader passes in: code run by vm.Script can
+// only import() through an experimental hook that prints a warning.
+//
+//   node scripts/bundle.mjs
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const outfile = join(root, 'dist/src/cli/skill-up.bundle.cjs');
+const bundled = new Set(['p-limit', 'yocto-queue']);
+/** Packages the bundle may import() at run time. */
+const DYNAMIC_PACKAGES = new Set(['execa']);
+
+/** Replaces `import.meta.url` in each of skill-up's modules by its own file's URL, found from the bundle's place at run time. */
+const ownUrls = {
+  name: 'own-import-meta-url',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]dist[\\/](src|engines)[\\/].*\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      const rel = relative(dirname(outfile), args.path).split('\\').join('/');
+      return { contents: text.replaceAll('import.meta.url', `__skillUpUrl(${JSON.stringify(rel)})`), loader: 'js' };
+    });
+  },
+};
+
+/** Every bare package import stays a runtime require/import, but for {@link bundled}. */
+const externalPackages = {
+  name: 'external-packages',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
+      return bundled.has(name) ? undefined : { path: args.path, external: true };
+    });
+  },
+};
+
+const result = await build({
+  entryPoints: [join(root, 'dist/src/cli/entry.js')],
+  outfile,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  // The spawn helper's program is a function's source text (src/engine/spawner.ts): no renaming, no helpers injected.
+  minify: false,
+  keepNames: false,
+  sourcemap: false,
+  legalComments: 'none',
+  logLevel: 'warning',
+  banner: { js: "const __skillUpUrl = (rel) => require('node:url').pathToFileURL(require('node:path').join(__dirname, rel)).href;" },
+  plugins: [externalPackages, ownUrls],
+  metafile: true,
+  write: false,
+});
+const imported = new Set();
+const text = result.outputFiles[0].text.replace(/\bimport\((["'])([^"']+)\1\)/g, (_, _q, spec) => {
+  imported.add(spec);
+  return `__skillUpImport(${JSON.stringify(spec)})`;
+});
+// Only packages are imported at run time; anything else here would be a surprise worth a stop.
+const unexpected = [...imported].filter((s) => !DYNAMIC_PACKAGES.has(s));
+if (unexpected.length > 0) throw new Error(`unexpected dynamic import() in the bundle: ${unexpected.join(', ')}; add it to DYNAMIC_PACKAGES in scripts/bundle.mjs if it is a package`);
+const tmp = `${outfile}.tmp-${process.pid}`;
+await writeFile(tmp, text);
+await rename(tmp, outfile);
+const inputs = Object.keys(result.metafile.inputs).length;
+console.log(`bundled ${inputs} modules into ${outfile} (${text.length} bytes; imported at run time: ${[...imported].join(', ') || 'none'})`);

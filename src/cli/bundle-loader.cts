@@ -1,0 +1,101 @@
+/**
+ * Loads the executable's bundle (dist/src/cli/skill-up.bundle.cjs, written by
+ * scripts/bundle.mjs: all of skill-up's own modules in one CommonJS file) with a V8 code cache,
+ * so a command pays neither the ES module loader's per-module work (about 290 modules) nor
+ * their compilation (issue 13: 80–130 ms of every start on these machines). Node 22 has
+ * `module.enableCompileCache()` for this; Node 20 has only `vm.Script`'s `cachedData`, which
+ * is what this uses.
+ *
+ * The cache is `<cache>/code-cache/skill-up.<command>.<key>.bin` (`<cache>`: `$SKILL_UP_CACHE_DIR`, else
+ * `~/.cache/skill-up`, as for engines), keyed on Node's version, the architecture, Node's flags
+ * and the bundle's size and mtime. V8 checks the data against the source and its flags and
+ * rejects a mismatch; a rejected or missing cache is compiled as usual and written when the
+ * process exits (what ran by then is in it), replacing older ones. `SKILL_UP_CODE_CACHE=0`
+ * turns it off. Nothing here may fail a command: every cache error is ignored.
+ */
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { Script } from 'node:vm';
+
+/** What the bundle exports (src/cli/entry.ts). */
+interface BundleExports {
+  start(): Promise<void>;
+}
+
+/**
+ * Runs the CLI from `bundleFile`; `importer` is the caller's own `import()` (packages resolve
+ * from beside the bundle, as the caller sits in the same folder). Returns false, having run
+ * nothing, when the bundle cannot be read; the caller then loads the ES module entry instead.
+ */
+export function runBundle(bundleFile: string, importer: (specifier: string) => Promise<unknown>): boolean {
+  let source: string;
+  let stat: { size: number; mtimeMs: number };
+  try {
+    stat = statSync(bundleFile);
+    source = readFileSync(bundleFile, 'utf8');
+  } catch {
+    return false;
+  }
+  const cacheFile = process.env.SKILL_UP_CODE_CACHE === '0' ? undefined : cachePath(stat);
+  let cachedData: Buffer | undefined;
+  try {
+    if (cacheFile) cachedData = readFileSync(cacheFile);
+  } catch {
+    /* none yet */
+  }
+  // CommonJS's own wrapper, plus the importer the bundle's package import()s go through (scripts/bundle.mjs).
+  const script = new Script(`(function (exports, require, module, __filename, __dirname, __skillUpImport) {${source}\n})`, { filename: bundleFile, cachedData });
+  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) process.once('exit', () => writeCache(cacheFile, script));
+  const wrapper = script.runInThisContext() as (exports: object, require: NodeJS.Require, module: { exports: object }, filename: string, dirname: string, importer: (specifier: string) => Promise<unknown>) => void;
+  const mod = { exports: {} as BundleExports };
+  wrapper.call(mod.exports, mod.exports, createRequire(bundleFile), mod, bundleFile, dirname(bundleFile), importer);
+  mod.exports.start().catch((e: unknown) => {
+    process.stderr.write(`skill-up: internal error: ${(e as Error).stack ?? String(e)}\n`);
+    process.exitCode = 3;
+  });
+  return true;
+}
+
+/** The cache file for a bundle of this size and mtime, on this Node with these flags. */
+function cachePath(stat: { size: number; mtimeMs: number }): string {
+  const root = process.env.SKILL_UP_CACHE_DIR?.trim() ? process.env.SKILL_UP_CACHE_DIR : join(homedir(), '.cache', 'skill-up');
+  const flags = fnv1a([...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\0'));
+  return join(root, 'code-cache', `skill-up.${commandKey(process.argv.slice(2))}.${process.version}-${process.arch}-${flags}-${stat.size}-${Math.trunc(stat.mtimeMs)}.bin`);
+}
+
+/**
+ * Which command a cache is for (`run`, `run+dry`, `validate`, …): a cache holds the functions
+ * its first process ran, so each command gets its own rather than `--version`'s serving `run`.
+ */
+function commandKey(argv: string[]): string {
+  const command = argv.find((a) => !a.startsWith('-')) ?? 'none';
+  const word = /^[a-z][a-z-]{0,19}$/.test(command) ? command : 'other';
+  return argv.includes('--dry-run') ? `${word}+dry` : word;
+}
+
+/** Writes the script's code cache atomically (temp file, rename) and removes older caches beside it; errors ignored. */
+function writeCache(file: string, script: Script): void {
+  try {
+    const dir = dirname(file);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = `${file}.tmp-${process.pid}`;
+    writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+    renameSync(tmp, file);
+    // The same command's caches for other bundles or Node versions are stale now.
+    const prefix = `${basename(file).split('.').slice(0, 2).join('.')}.`;
+    for (const name of readdirSync(dir)) {
+      if (name.startsWith(prefix) && name !== basename(file) && !name.includes('.tmp-')) unlinkSync(join(dir, name));
+    }
+  } catch {
+    /* a read-only or full cache costs only speed */
+  }
+}
+
+/** 32-bit FNV-1a of `s`, as 8 hex digits (a short, stable key; not a security measure). */
+function fnv1a(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
+}

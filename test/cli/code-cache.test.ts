@@ -1,0 +1,97 @@
+/**
+ * The executable's bundle and its V8 code cache (src/cli/bundle-loader.cts, scripts/bundle.mjs;
+ * issue 13): a command writes its cache once, reuses it untouched, recovers from a corrupt or
+ * unwritable one, writes nothing when turned off, and prints exactly what the unbundled ES module
+ * entry prints.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { runCli, writeSkill } from './helpers.js';
+
+const ESM_ENTRY = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
+const BUNDLE = fileURLToPath(new URL('../../dist/src/cli/skill-up.bundle.cjs', import.meta.url));
+
+function skill(): string {
+  return writeSkill({
+    'evals/eval.yaml':
+      'schema_version: v1alpha1\nengine:\n  name: instant\n  custom:\n    transport: local\n    response_format: text\n    local: { command: "echo", args: ["done"] }\ncases:\n  files: [evals/cases/*.yaml]\n',
+    'evals/cases/a.yaml': 'input:\n  prompt: "say done"\nexpect:\n  must_contain: [done]\n',
+  });
+}
+
+/** The cache files of `root`'s code-cache folder. */
+function caches(root: string): string[] {
+  const dir = join(root, 'code-cache');
+  return existsSync(dir) ? readdirSync(dir).map((n) => join(dir, n)) : [];
+}
+
+describe('the executable runs from its bundle with a code cache', () => {
+  it('the build wrote the bundle', () => {
+    expect(existsSync(BUNDLE), `${BUNDLE} is missing: run \`npm run build\` (scripts/bundle.mjs)`).toBe(true);
+  });
+
+  it('writes one cache per command, then reuses it without rewriting it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
+    const dir = skill();
+    const first = await runCli(['validate', dir], { env: { SKILL_UP_CACHE_DIR: root } });
+    expect(first.code, first.stderr).toBe(0);
+    const [file, ...more] = caches(root);
+    expect(more).toEqual([]);
+    expect(file).toMatch(/\/skill-up\.validate\.v\d+\.\d+\.\d+-[a-z0-9]+-[0-9a-f]{8}-\d+-\d+\.bin$/);
+    expect(statSync(file!).size).toBeGreaterThan(10_000);
+    expect(statSync(file!).mode & 0o777).toBe(0o600);
+    const before = statSync(file!);
+    const second = await runCli(['validate', dir], { env: { SKILL_UP_CACHE_DIR: root } });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+    const after = statSync(file!);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+    // Another command gets its own cache beside it.
+    expect((await runCli(['run', dir, '--dry-run'], { env: { SKILL_UP_CACHE_DIR: root } })).code).toBe(0);
+    expect(caches(root).map((f) => f.split('/').pop()!.split('.').slice(0, 2).join('.')).sort()).toEqual(['skill-up.run+dry', 'skill-up.validate']);
+  });
+
+  it('a corrupt cache is rejected by V8, the command still runs, and the cache is written anew', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
+    const dir = skill();
+    expect((await runCli(['validate', dir], { env: { SKILL_UP_CACHE_DIR: root } })).code).toBe(0);
+    const [file] = caches(root);
+    writeFileSync(file!, Buffer.alloc(4096, 0x5a));
+    const r = await runCli(['validate', dir], { env: { SKILL_UP_CACHE_DIR: root } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(file!).equals(Buffer.alloc(4096, 0x5a))).toBe(false);
+  });
+
+  it('SKILL_UP_CODE_CACHE=0 writes nothing; an unwritable cache costs only speed', async () => {
+    const off = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
+    const dir = skill();
+    const r = await runCli(['validate', dir], { env: { SKILL_UP_CACHE_DIR: off, SKILL_UP_CODE_CACHE: '0' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(caches(off)).toEqual([]);
+    // The cache root is a file: nothing can be created under it.
+    const blocked = join(mkdtempSync(join(tmpdir(), 'skill-up-code-cache-')), 'a-file');
+    writeFileSync(blocked, 'not a folder');
+    const b = await runCli(['validate', dir], { env: { SKILL_UP_CACHE_DIR: blocked } });
+    expect(b.code, b.stderr).toBe(0);
+    expect(b.stderr).not.toMatch(/internal error|ENOTDIR/);
+  });
+
+  it('prints exactly what the ES module entry prints: a run with a script judge (execa, imported by the bundle)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
+    const dir = writeSkill({
+      'evals/eval.yaml':
+        'schema_version: v1alpha1\nengine:\n  name: instant\n  custom:\n    transport: local\n    response_format: text\n    local: { command: "echo", args: ["done"] }\ncases:\n  files: [evals/cases/*.yaml]\n',
+      'evals/cases/a.yaml': 'input:\n  prompt: "say done"\nexpect:\n  must_contain: [done]\njudges:\n  - type: script\n    id: ok\n    script_path: evals/judges/ok.sh\n',
+      'evals/judges/ok.sh': '#!/bin/sh\necho \'{"passed": true, "score": 1}\'\n',
+    });
+    const bundled = await runCli(['run', dir, '--output-dir', join(root, 'a'), '--format', 'json'], { env: { SKILL_UP_CACHE_DIR: root } });
+    const esm = await runCli(['run', dir, '--output-dir', join(root, 'b'), '--format', 'json'], { bin: ESM_ENTRY, env: { SKILL_UP_CACHE_DIR: root } });
+    expect(bundled.code, bundled.stderr).toBe(0);
+    expect(esm.code, esm.stderr).toBe(0);
+    const shape = (s: string) => s.replace(/\d+(\.\d+)?(ms|s)\b/g, 'T').replace(new RegExp(root, 'g'), 'ROOT').replace(/\/(a|b)\//g, '/X/');
+    expect(shape(bundled.stderr)).toBe(shape(esm.stderr));
+  });
+});
