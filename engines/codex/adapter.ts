@@ -232,7 +232,8 @@ export const codexSpec: CliEngineSpec<CodexState, CodexStreamSummary, CodexUsage
   stdoutName: 'jsonl',
   async setup(ctx) {
     const codexHome = join(ctx.homeDir, 'codex-home');
-    const bypassSandbox = wantsBypass(ctx.engine);
+    // In a container, the container is the sandbox; Codex's own (Landlock, seccomp) cannot write there.
+    const bypassSandbox = wantsBypass(ctx.engine) || ctx.runtime === 'docker';
     const config = buildCodexConfig(ctx, { bypassSandbox });
     const env = buildCodexEnv(ctx, codexHome);
     await mkdir(codexHome, { recursive: true });

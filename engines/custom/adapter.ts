@@ -62,6 +62,12 @@ export function createCustomAdapter(cfg: CustomEngineConfig, skillRoot: string):
       if (ctx.modelBaseUrl) env.SKILL_UP_MODEL_URL = ctx.modelBaseUrl;
       return { env, templateEnv: { ...ctx.baseEnv, ...env }, vars, skillRoot };
     },
+    /** A command shipped beside the suite (a path, relative to the skill root): that one file, for a container. */
+    containerPaths(prep) {
+      const command = cfg.local?.command;
+      if (!command || !command.includes('/') || command.includes('{{')) return [];
+      return [isAbsolute(command) ? command : resolve(prep.skillRoot, command)];
+    },
     async runTurn(ctx, prep, turn) {
       const started = performance.now();
       const base = blankTurn(turn);
@@ -158,7 +164,7 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
   const stderrRel = `outputs/turn-${base.index}.stderr.txt`;
   const stdoutFile = join(ctx.outputDir, stdoutRel);
   const stderrFile = join(ctx.outputDir, stderrRel);
-  const r = await runProcess(command, args, { cwd, env: prep.env, stdoutFile, stderrFile, timeoutMs, signal: ctx.signal });
+  const r = await (ctx.runProcess ?? runProcess)(command, args, { cwd, env: prep.env, stdoutFile, stderrFile, timeoutMs, signal: ctx.signal });
   const rawFiles = [stdoutRel, stderrRel];
   const ended = r.timedOut ? 'timeout' : r.cancelled ? 'cancelled' : undefined;
   if (r.startError || ended || r.signal) {

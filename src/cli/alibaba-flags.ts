@@ -16,9 +16,9 @@ import { UsageError } from '../util/args.js';
 export const UNSUPPORTED_RUN_FLAGS: Readonly<Record<string, string>> = {
   '--provider': 'set engine.model.provider in eval.yaml (a model name goes in --model or engine.model.name)',
   '--api-key': 'skill-up takes credentials from the environment only (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, or engine.custom.env for a custom agent), so no key reaches a command line or a report',
-  '--runtime': 'skill-up runs every job in a fresh local workspace; it has no docker or opensandbox runtime',
-  '--runtime-kwarg': 'skill-up has no runtime that takes keyword arguments (jobs run in a fresh local workspace)',
-  '--rk': 'skill-up has no runtime that takes keyword arguments (jobs run in a fresh local workspace)',
+  '--runtime': 'set environment.type in eval.yaml (`none`, or `docker` with environment.image); skill-up has no opensandbox runtime',
+  '--runtime-kwarg': 'set the runtime\'s settings in eval.yaml\'s environment (docker: image, network, cpus, memory, pids_limit, user, workdir, mounts)',
+  '--rk': 'set the runtime\'s settings in eval.yaml\'s environment (docker: image, network, cpus, memory, pids_limit, user, workdir, mounts)',
   '--engine-kwarg': 'set engine.kwargs in eval.yaml',
   '--ek': 'set engine.kwargs in eval.yaml',
 };

@@ -273,9 +273,10 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   try {
     prepared = await prepareRun(suite, engines, outputRoot);
   } catch (e) {
-    // A grader engine that cannot run would error every job it grades, after its agent ran: stop now.
-    if (!(e instanceof GraderEngineUnavailable)) throw e;
-    process.stderr.write(`error: ${e.message}\n`);
+    // A grader engine that cannot run would error every job it grades, after its agent ran: stop
+    // now. So does a Docker runtime without its daemon or image: nothing runs on this machine instead.
+    if (!(e instanceof GraderEngineUnavailable) && (e as Error).name !== 'DockerUnavailable') throw e;
+    process.stderr.write(`error: ${(e as Error).message}\n`);
     return none(3);
   }
   const { hash, manifest } = await suiteDigest(suite.skillDir, [outputRoot]);

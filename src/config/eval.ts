@@ -4,7 +4,7 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { EngineConfig, ReportFormat, SkillRef, Suite, SuiteGates } from './types.js';
+import type { DockerSettings, EngineConfig, ReportFormat, SkillRef, Suite, SuiteGates } from './types.js';
 import type { CaseDefaults } from './case.js';
 import { expandGlob, isDirectory, isFile, isGlob } from './discover.js';
 import { buildEngine, canonicalEngineName, unknownEngineMessage } from './engines.js';
@@ -30,7 +30,7 @@ export interface EvalParts {
 }
 
 const OPENSANDBOX_ONLY = ['sandbox_template', 'use_server_proxy', 'ready_timeout_seconds', 'sandbox_timeout_seconds', 'metadata'];
-const NOT_YET = ['entrypoint', 'kwargs', 'network_policy', 'allowed_egress'];
+const NOT_YET = ['entrypoint', 'kwargs', 'allowed_egress'];
 
 /** Builds the eval-level settings from the root of eval.yaml. */
 export function buildEval(root: Field, evalFile: string, skillDir: string): EvalParts {
@@ -41,12 +41,17 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
   const topTrials = root.get('trials').int() ?? 1;
   defaults.get('collect_artifacts').items().forEach((a) => checkArtifactGlob(a));
   const customEngineNames = new Set(engines.filter((e) => e.name === 'custom').map((e) => e.displayName));
+  // An HTTP agent runs wherever its server is: a container around it would hold nothing.
+  const http = engines.find((e) => e.custom?.transport === 'http');
+  if (http && root.get('environment').get('type').str() === 'docker') {
+    root.get('environment').get('type').error(`\`type: docker\` runs each job's engine in a container, but \`${http.displayName}\` is an HTTP agent (engine.custom.transport: http), which runs wherever its server is; use \`type: none\` for it`);
+  }
 
   const suite: Omit<Suite, 'cases'> = {
     evalFile,
     skillDir,
     schemaVersion: 'v1alpha1',
-    environment: buildEnvironment(root.get('environment')),
+    environment: buildEnvironment(root.get('environment'), skillDir),
     skills: buildSkills(root, skillDir),
     engine,
     engines,
@@ -112,20 +117,23 @@ function retryOn(f: Field): ('timeout' | 'error')[] {
 }
 
 /** Runtimes the schema leaves out but {@link buildEnvironment} refuses with a message of its own. */
-const REFUSED_RUNTIMES: ReadonlySet<unknown> = new Set(['docker', 'opensandbox']);
+const REFUSED_RUNTIMES: ReadonlySet<unknown> = new Set(['opensandbox']);
 
 /**
- * Rewords eval.yaml's schema problems: `environment.type: docker` (or `opensandbox`) is not in
- * the schema's enum, so editors flag it, but {@link buildEnvironment} says why in its own
- * message: the enum error is dropped there, so the user reads one message.
+ * Rewords eval.yaml's schema problems: `environment.type: opensandbox` is not in the schema's
+ * enum, so editors flag it, but {@link buildEnvironment} says why in its own message: the enum
+ * error is dropped there, so the user reads one message.
  */
 export const phraseEvalSchema: Phraser = (p) =>
   p.error.keyword === 'enum' && p.segments.join('.') === 'environment.type' && REFUSED_RUNTIMES.has(p.field.value) ? [] : undefined;
 
-function buildEnvironment(f: Field): Suite['environment'] {
+/** Keys that only `type: docker` uses: a warning with `type: none`. */
+const DOCKER_ONLY = ['image', 'network', 'cpus', 'memory', 'pids_limit', 'user', 'mounts', 'workdir'];
+
+function buildEnvironment(f: Field, skillDir: string): Suite['environment'] {
   const written = f.get('type').str() ?? 'none';
   if (written === 'opensandbox') {
-    f.get('type').error('environment type `opensandbox` is not supported by skill-up; use `none` (a temp folder on this machine, the only runtime today)');
+    f.get('type').error('environment type `opensandbox` is not supported by skill-up; use `none` (a temp folder on this machine) or `docker`');
   }
   const type = written === 'docker' ? 'docker' : 'none';
   const env: Suite['environment'] = {
@@ -142,14 +150,16 @@ function buildEnvironment(f: Field): Suite['environment'] {
   for (const [, value] of f.get('env').entries()) checkSuiteEnvRefs(value, process.env);
   const image = f.get('image').str();
   if (image !== undefined) env.image = image;
-  // Until the Docker runtime exists, `type: docker` would validate and then run every case on
-  // this machine, outside any container: refused, not silently downgraded.
   if (type === 'docker') {
-    f.get('type').error(
-      `environment type \`docker\` is not supported yet: skill-up has no Docker runtime, so each case would run on this machine instead of in ${image !== undefined ? `\`${image}\`` : 'a container'}; remove \`type: docker\`${image !== undefined ? ' and `image`' : ''} to run each case in a temp folder here`,
-    );
-  } else if (image !== undefined) f.get('image').warn('`image` is only used with `type: docker`; ignored', 'key');
-  // `workspace_mount` (docker only) stays silent: alibaba/skill-up's default eval.yaml writes it with `type: none`.
+    const docker = buildDocker(f, skillDir);
+    if (docker) env.docker = docker;
+  } else {
+    // `workspace_mount` stays silent: alibaba/skill-up's default eval.yaml writes it with `type: none`.
+    for (const key of DOCKER_ONLY) {
+      if (f.has(key)) f.get(key).warn(`\`${key}\` is only used with \`type: docker\`; ignored`, 'key');
+    }
+    if (f.has('network_policy')) f.get('network_policy').warn('`environment.network_policy` is only used with `type: docker`; ignored', 'key');
+  }
   for (const key of OPENSANDBOX_ONLY) {
     if (f.has(key)) f.get(key).warn(`\`${key}\` is only used by the opensandbox runtime; ignored`, 'key');
   }
@@ -157,6 +167,77 @@ function buildEnvironment(f: Field): Suite['environment'] {
     if (f.has(key)) f.get(key).warn(`\`environment.${key}\` is not supported yet; ignored`, 'key');
   }
   return env;
+}
+
+/** `type: docker`'s settings; undefined when `image` is missing (reported). */
+function buildDocker(f: Field, skillDir: string): DockerSettings | undefined {
+  const image = f.get('image').str();
+  if (image === undefined) {
+    if (!f.has('image')) f.error('`type: docker` needs `image`: the image each job\'s container is made from (e.g. `image: node:20`)', 'key');
+    return undefined;
+  }
+  const policy = f.get('network_policy').str();
+  if (policy === 'allow_declared') f.get('network_policy').error('`network_policy: allow_declared` (an egress allow-list) is not supported; use `network: none` or `network: host`');
+  let network = f.get('network').str() ?? 'none';
+  if (policy === 'deny_all') {
+    if (f.has('network') && network !== 'none') f.get('network').error(`\`network: ${network}\` contradicts \`network_policy: deny_all\`; keep one`);
+    network = 'none';
+  }
+  const workdir = f.get('workdir').str() ?? (f.has('workspace_mount') ? f.get('workspace_mount').str() : undefined);
+  const out: DockerSettings = { image, network, mounts: [] };
+  if (workdir !== undefined) {
+    // A relative `workdir` is the schema's error; `workspace_mount` is checked here.
+    if (!workdir.startsWith('/')) {
+      if (!f.has('workdir')) f.get('workspace_mount').error(`\`${workdir}\` is not an absolute path; expected one such as \`/workspace\``);
+    } else if (path.posix.normalize(workdir) === '/') f.get(f.has('workdir') ? 'workdir' : 'workspace_mount').error('the workspace cannot be mounted over the container\'s `/`');
+    else out.workdir = path.posix.normalize(workdir).replace(/\/$/, '');
+  }
+  const cpus = f.get('cpus').num();
+  if (cpus !== undefined) out.cpus = cpus;
+  const memory = f.get('memory');
+  if (memory.value !== undefined) {
+    // What is no size at all, or a number of bytes under the minimum, is the schema's error.
+    const bytes = memoryBytes(memory.value);
+    if (bytes !== undefined && bytes < 6 * 1024 * 1024) {
+      if (typeof memory.value === 'string') memory.error(`memory \`${memory.value}\` is less than 6 MB, the least Docker accepts; write e.g. \`512m\` or \`2g\``);
+    } else if (bytes !== undefined) out.memoryBytes = bytes;
+  }
+  const pids = f.get('pids_limit').num();
+  if (pids !== undefined) out.pidsLimit = pids;
+  const user = f.get('user').str();
+  if (user !== undefined) out.user = user;
+  for (const m of f.get('mounts').items()) {
+    const source = m.get('source').str();
+    const target = m.get('target').str();
+    if (source === undefined || target === undefined) continue;
+    const abs = path.resolve(skillDir, source);
+    const outside = outsideSkillProblem(skillDir, abs);
+    if (outside) {
+      m.get('source').error(`mount source \`${source}\` ${outside} ${skillDir}; mounts come from inside the skill root`);
+      continue;
+    }
+    const kind = fileKind(abs);
+    if (kind !== 'file' && kind !== 'folder') {
+      m.get('source').error(`mount source \`${source}\` ${kind === 'missing' || kind === 'dangling' ? `not found in the skill folder ${skillDir}` : fileKindProblem(kind, 'folder')}`);
+      continue;
+    }
+    if (!target.startsWith('/') || path.posix.normalize(target) === '/') {
+      m.get('target').error(`mount target \`${target}\` must be an absolute path other than \`/\``);
+      continue;
+    }
+    out.mounts.push({ source: abs, target: path.posix.normalize(target) });
+  }
+  return out;
+}
+
+/** `512m`, `1.5g`, `2048k`, `100b` or a number of bytes → bytes (binary units, as Docker reads them); undefined when not a size. */
+export function memoryBytes(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : undefined;
+  if (typeof v !== 'string') return undefined;
+  const m = /^([0-9]+(?:\.[0-9]+)?)([kmg]?)b?$/i.exec(v.trim());
+  if (!m) return undefined;
+  const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
+  return Math.floor(Number(m[1]) * unit);
 }
 
 function buildSkills(root: Field, skillDir: string): SkillRef[] {

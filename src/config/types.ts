@@ -54,6 +54,24 @@ export interface CustomEngineConfig {
   };
 }
 
+/** eval.yaml's `environment` for `type: docker` (src/runtime/docker/). */
+export interface DockerSettings {
+  image: string;
+  /** `none` (default), `host`, `bridge` or a network name. */
+  network: string;
+  /** The workspace's path inside the container; undefined = its host path. */
+  workdir?: string;
+  /** CPUs (may be fractional). */
+  cpus?: number;
+  /** Memory limit, bytes. */
+  memoryBytes?: number;
+  pidsLimit?: number;
+  /** `uid`, `uid:gid` or a user name of the image. */
+  user?: string;
+  /** Read-only mounts: absolute host path (inside the skill root) → absolute container path. */
+  mounts: { source: string; target: string }[];
+}
+
 /** `engine` of eval.yaml. */
 export interface EngineConfig {
   /** Canonical engine name: `claude_code`, `codex`, `opencode`, `gemini_cli`, `qwen_code` or `custom`. */
@@ -247,6 +265,8 @@ export interface Suite {
     setupSteps: { run: string }[];
     image?: string;
     workspaceMount: string;
+    /** `type: docker` only (src/runtime/docker/): the container's settings. */
+    docker?: DockerSettings;
   };
   skills: SkillRef[];
   engine: EngineConfig;

@@ -6,8 +6,9 @@
  * `CliEngineSpec` (command line, config files, parser, engine-specific error rules) and its
  * definition (engines/<name>/index.ts); `cliEngine(definition, spec)` makes the adapter.
  */
+import { realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { EngineConfig } from '../config/types.js';
 import type { EngineDefinition } from './definition.js';
 import { agentEnv } from './env.js';
@@ -30,6 +31,26 @@ import {
 
 /** A process environment: variable → value (undefined = unset). */
 export type ProcessEnv = Record<string, string | undefined>;
+
+/**
+ * What must be mounted for `bin` to run elsewhere: for an npm-installed executable
+ * (`<dir>/node_modules/.bin/x`, a link into `<dir>/node_modules/<package>/…`), the folder above
+ * its outermost `node_modules`, for the path as called and for its real path; any other file is
+ * itself. Paths of this machine, absolute.
+ */
+export function packageFolders(bin: string): string[] {
+  const above = (p: string): string => {
+    const i = p.split(sep).indexOf('node_modules');
+    return i > 0 ? p.split(sep).slice(0, i).join(sep) || sep : p;
+  };
+  let real = bin;
+  try {
+    real = realpathSync(bin);
+  } catch {
+    /* missing: the turn reports it */
+  }
+  return [...new Set([above(bin), above(real)])];
+}
 
 /** True when `engine.model.provider` is `scripted` (skill-up's scripted model server). */
 export function isScripted(engine: EngineConfig): boolean {
@@ -333,6 +354,9 @@ export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSumma
       return prepared;
     },
 
+    /** The executable's installed package (its npm install folder), for a container ({@link packageFolders}). */
+    containerPaths: (prepared) => (prepared.bin ? packageFolders(prepared.bin) : []),
+
     /**
      * Runs one turn: `<bin> <spec.command>` in the workspace with the job's environment, stdout
      * → `outputs/turn-<n>.<stdoutName>`, stderr → `outputs/turn-<n>.stderr.txt` (under
@@ -354,7 +378,7 @@ export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSumma
       const untilDeadline = Number.isFinite(ctx.deadline) ? ctx.deadline - Date.now() : Infinity;
       const timeoutMs = Math.max(0, Math.min(turn.timeoutMs, untilDeadline));
       const exchangesBefore = exchangeMark(ctx.modelBaseUrl, ctx.jobId);
-      const r = await runProcess(prepared.bin, cmd.args, {
+      const r = await (ctx.runProcess ?? runProcess)(prepared.bin, cmd.args, {
         cwd: ctx.workspace,
         env: prepared.env,
         stdoutFile: files.stdoutFile,

@@ -40,6 +40,13 @@ Commands:
                                 (default: every known engine; a pinned version must be cached);
                                 exit code 1 when any engine checked is missing or unusable
 
+Options of check:
+  --runtime docker --image <image>
+                                Also check the Docker runtime: the daemon (DOCKER_HOST), the
+                                image and the Node in it, then run each engine's \`--version\`
+                                inside a container of the image (its package mounted read-only,
+                                no network); exit code 3 when the daemon or image is unusable
+
 Options:
   --json                        Machine-readable output (list, check)
   -h, --help                    Show this help
@@ -51,6 +58,7 @@ Examples:
   skill-up engines install claude_code@2.1.332
   skill-up engines install codex
   skill-up engines check claude_code
+  skill-up engines check claude_code codex --runtime docker --image node:20
   SKILL_UP_CLAUDE_CODE_BIN=/opt/claude/bin/claude skill-up engines check claude_code
 `;
 
@@ -78,10 +86,10 @@ export function parseEngineSpec(spec: string): { name: string; version?: string 
  */
 export async function runEnginesCommand(argv: string[], io: Io = defaultIo): Promise<number> {
   // The parser every command uses (src/util/args.ts): unknown flags get its did-you-mean.
-  let parsed: { values: { json?: boolean; help?: boolean }; positionals: string[] } | undefined;
+  let parsed: { values: { json?: boolean; help?: boolean; runtime?: string; image?: string }; positionals: string[] } | undefined;
   let problem: string | undefined;
   try {
-    parsed = parse(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+    parsed = parse(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, runtime: { type: 'string' }, image: { type: 'string' } });
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     problem = e.message;
@@ -101,8 +109,13 @@ export async function runEnginesCommand(argv: string[], io: Io = defaultIo): Pro
     case 'install':
       if (rest.length !== 1) return usage(io, '`engines install` takes exactly one <engine>[@version]');
       return install(io, rest[0]!);
-    case 'check':
-      return check(io, rest, json);
+    case 'check': {
+      const { runtime, image } = parsed!.values;
+      if (runtime === undefined && image === undefined) return check(io, rest, json);
+      if (runtime !== 'docker') return usage(io, runtime === undefined ? '`--image` goes with `--runtime docker`' : `unknown runtime "${runtime}" (\`--runtime docker\` is the one to check; the local runtime needs no check)`);
+      if (!image) return usage(io, '`--runtime docker` needs `--image <image>`: the image your eval.yaml names in environment.image');
+      return checkInDocker(io, rest, image, json);
+    }
     default:
       return usage(io, cmd === undefined ? 'missing command' : `unknown command "${cmd}"${didYouMean(cmd, COMMANDS)}`);
   }
@@ -170,6 +183,39 @@ async function check(io: Io, specs: string[], json: boolean): Promise<number> {
   }
   // Every engine checked must work (issue 11): a missing one is exit 1, so CI notices it.
   return results.every((r) => r.ok) ? 0 : 1;
+}
+
+/**
+ * `check --runtime docker --image <image>`: the daemon, the image and its Node (exit 3 when any
+ * fails), then each engine resolved here and run with `--version` in a throwaway container of
+ * the image, as a job would run it (src/runtime/docker/runtime.ts): exit 1 when one fails there.
+ */
+async function checkInDocker(io: Io, specs: string[], image: string, json: boolean): Promise<number> {
+  const targets = specs.length > 0 ? specs.map(parseEngineSpec) : knownEngines().map((e) => ({ name: e.name, version: undefined }));
+  for (const t of targets) {
+    const def = findEngineDefinition(t.name);
+    if (!def) return usage(io, unknownEngine(t.name));
+    t.name = def.name;
+  }
+  const { checkEnginesInImage } = await import('../runtime/docker/check.js');
+  const checked = [];
+  for (const t of targets) checked.push(await requirementsMet(await checkEngine(t.name, t.version)));
+  const r = await checkEnginesInImage(image, checked, process.env);
+  if (json) {
+    io.out(JSON.stringify(r, null, 2) + '\n');
+  } else if (r.daemon.ok) {
+    io.out(`docker: ok ${r.daemon.engine} ${r.daemon.version} at ${r.daemon.endpoint}; image ${image}: node ${r.daemon.nodeVersion}\n`);
+    for (const e of r.engines) {
+      const msg = e.message ?? '';
+      const why = msg.startsWith(`${e.name}: `) ? msg.slice(e.name.length + 2) : msg;
+      // Not found here at all, or found here but failing inside the image.
+      io.out(e.ok ? `${e.name}: ok ${e.version} in ${image} (${displayPath(e.path!)}, mounted read-only)\n` : `${e.name}: unavailable${e.path ? ` in ${image}` : ''}: ${why}\n`);
+    }
+  } else {
+    io.err(`skill-up engines check: ${r.daemon.message}\n`);
+  }
+  if (!r.daemon.ok) return 3;
+  return r.engines.every((e) => e.ok) ? 0 : 1;
 }
 
 /**

@@ -57,6 +57,12 @@ export interface ProcResult {
   stderrTruncated?: boolean;
 }
 
+/**
+ * How a job starts a process: {@link runProcess} on this machine, or a runtime's equivalent
+ * with the same contract (src/runtime/docker/container.ts `JobContainer.run` inside a container).
+ */
+export type ProcessRunner = (file: string, args: string[], opts: ProcOptions) => Promise<ProcResult>;
+
 /** Process groups of engine processes running now (so a hard exit can still kill them). */
 const liveGroups = new Set<number>();
 

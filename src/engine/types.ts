@@ -2,6 +2,7 @@
  * The engine adapter contract (design.md, "Engine adapters") and the normalised Transcript
  * every adapter produces. Adapters live in the top-level `engines/<name>/` folders.
  */
+import type { ProcessRunner } from './proc.js';
 import type { CaseSpec, EngineConfig } from '../config/types.js';
 import type { EnvAllowList } from './env.js';
 
@@ -115,6 +116,13 @@ export interface EngineContext {
   deadline: number;
   /** Base URL of a scripted model server started for this run, when `provider: scripted`. */
   modelBaseUrl?: string;
+  /** Where the engine runs: `docker` (a container per job, itself a sandbox), else `local`. */
+  runtime?: 'local' | 'docker';
+  /**
+   * Starts the engine's processes: the job's container's runner with `environment.type: docker`
+   * (same paths, same contract), else unset and src/engine/proc.ts `runProcess` is used.
+   */
+  runProcess?: ProcessRunner;
 }
 
 /** One turn request handed to `runTurn`. */
@@ -154,6 +162,13 @@ export interface EngineAdapter<P = unknown> {
   unmetRequirement?(bin: string, env: Record<string, string | undefined>): Promise<string | undefined>;
   /** Creates isolated homes, config files and the environment for one job. */
   prepare(ctx: EngineContext): Promise<P>;
+  /**
+   * Files and folders of this machine the engine's processes need when they run in a container
+   * (`environment.type: docker`): its installed package, never the user's home. Each is
+   * mounted read-only at the same path. The workspace, the engine's home and the job folder
+   * are mounted by the runtime.
+   */
+  containerPaths?(prepared: P): string[];
   /** Runs one user turn to completion (stdout fully drained), never throwing for engine failures. */
   runTurn(ctx: EngineContext, prepared: P, turn: TurnRequest): Promise<TranscriptTurn>;
 }

@@ -10,7 +10,7 @@
  * Logging and per-job attribution: see log.ts (`skill-up-job:<jobId>` API keys,
  * `<logDir>/<jobId>/model-requests.jsonl`, `onRequest`, `requestsFor`).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
@@ -40,6 +40,11 @@ export interface ModelServerOptions {
   port?: number;
   /** Only loopback is supported. */
   host?: '127.0.0.1';
+  /**
+   * Also listen on this Unix socket (a path, created; removed on close), with the same
+   * handler: the Docker runtime mounts it into containers that have no network of their own.
+   */
+  socketPath?: string;
   /** Folder for JSONL exchange logs (created when missing); none = no files. */
   logDir?: string;
   /** Called after every exchange with its full log entry. Exceptions are ignored. */
@@ -52,6 +57,8 @@ export interface ModelServer {
   /** `http://127.0.0.1:<port>` (no trailing slash, no `/v1`). */
   url: string;
   port: number;
+  /** The Unix socket it also listens on ({@link ModelServerOptions.socketPath}). */
+  socketPath?: string;
   /** Exchanges (without request bodies) of a job id or a session id, in arrival order. */
   requestsFor(id: string): ExchangeLogEntry[];
   /** Frees the in-memory entries of a job or session id (and the engine noted for a job). */
@@ -73,7 +80,7 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
   let seq = 0;
   let closing = false;
 
-  const server = createServer((req, res) => {
+  const handler: RequestListener = (req, res) => {
     const started = Date.now();
     const entry: ExchangeLogEntry = {
       seq: ++seq,
@@ -101,7 +108,10 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
           /* a listener's failure must not break the server */
         }
       });
-  });
+  };
+  const server = createServer(handler);
+  // Containers without a network reach the run's server through this socket (src/runtime/docker/relay.ts).
+  const socketServer = opts.socketPath ? createServer(handler) : undefined;
 
   const wait = (ms: number) =>
     new Promise<void>((resolveWait) => {
@@ -200,6 +210,18 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
       resolveListen();
     });
   });
+  if (socketServer) {
+    await new Promise<void>((resolveListen, reject) => {
+      socketServer.once('error', reject);
+      socketServer.listen(opts.socketPath, () => {
+        socketServer.off('error', reject);
+        resolveListen();
+      });
+    }).catch((e: Error) => {
+      server.close();
+      throw e;
+    });
+  }
   const port = (server.address() as AddressInfo).port;
   // In-process jobs read what their engine offered the model from here (src/model/offered.ts).
   registerExchangeSource(`http://127.0.0.1:${port}`, { requestsFor: (id) => log.entriesFor(id), noteJobEngine: (id, engine) => jobEngines.set(id, engine) });
@@ -207,6 +229,7 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    ...(opts.socketPath ? { socketPath: opts.socketPath } : {}),
     requestsFor: (id) => log.entriesFor(id),
     forget: (id) => {
       log.forget(id);
@@ -217,10 +240,12 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
       unregisterExchangeSource(`http://127.0.0.1:${port}`);
       for (const t of timers) clearTimeout(t);
       timers.clear();
-      await new Promise<void>((resolveClose) => {
-        server.close(() => resolveClose());
-        server.closeAllConnections();
-      });
+      const closed = (srv: typeof server) =>
+        new Promise<void>((resolveClose) => {
+          srv.close(() => resolveClose());
+          srv.closeAllConnections();
+        });
+      await Promise.all([closed(server), ...(socketServer ? [closed(socketServer)] : [])]);
       await log.flush();
     },
   };

@@ -10,7 +10,8 @@ import { fillTurnTemplate } from '../config/turn-template.js';
 import type { EngineAdapter, EngineContext, EngineError, Transcript, TranscriptTurn } from '../engine/types.js';
 import { zeroUsage } from '../engine/types.js';
 import type { Job } from '../plan/plan.js';
-import { createWorkspace, collectArtifacts, diffSnapshots, saveChanges, snapshotWorkspace, type Workspace, type WorkspaceChanges } from '../runtime/index.js';
+import { createWorkspace, collectArtifacts, diffSnapshots, saveChanges, snapshotWorkspace, workspaceEnv, type Workspace, type WorkspaceChanges } from '../runtime/index.js';
+import type { DockerJob, DockerRun } from '../runtime/docker/runtime.js';
 import type { KnownFolders } from '../runtime/changes.js';
 import type { RemovalQueue } from '../runtime/removal.js';
 import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
@@ -61,6 +62,8 @@ export interface JobEnv {
    * are taken from; default: the suite's.
    */
   engines?: EngineConfig[];
+  /** `environment.type: docker`: the run's Docker runtime; each job then runs in a container of its own (src/runtime/docker/runtime.ts). */
+  docker?: DockerRun;
 }
 
 /**
@@ -136,6 +139,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
   const adapter = env.adapters.get(job.engine);
   const result = blankResult(job, attempt, started, env.skills[0]?.name);
   let ws: Workspace | undefined;
+  let container: DockerJob | undefined;
   let kept: Transcript | undefined;
   try {
     const folder = await folderReady;
@@ -147,7 +151,8 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
       context: c.context,
       skillDir: env.suite.skillDir,
       env: suiteEnvOf(env.suite, env.baseEnv),
-      setupSteps: env.suite.environment.setupSteps,
+      // In a container, the setup steps run there (below), once the container is up.
+      setupSteps: env.docker ? [] : env.suite.environment.setupSteps,
       signal: jobAbort.signal,
     });
     // The installed files' states, as the install left them: the snapshot below takes them as they are.
@@ -175,8 +180,24 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
       signal: jobAbort.signal,
       deadline,
       modelBaseUrl: env.modelBaseUrl,
+      runtime: env.docker ? 'docker' : 'local',
     };
     const prepared = await adapter.prepare(ctx);
+    if (env.docker) {
+      // The container, after the adapter has made the engine's home and found its executable.
+      const scripted = engineCfg.model.provider === 'scripted' && env.modelBaseUrl !== undefined;
+      container = await env.docker.startJob({
+        jobId: job.id,
+        workspace: ws.dir,
+        homeDir: ws.homeDir,
+        outputDir,
+        enginePaths: adapter.containerPaths?.(prepared) ?? [],
+        ...(scripted ? { modelPort: Number(new URL(env.modelBaseUrl!).port) } : {}),
+        signal: jobAbort.signal,
+      });
+      ctx.runProcess = container.runner;
+      await container.setup(env.suite.environment.setupSteps, workspaceEnv(ws, suiteEnvOf(env.suite, env.baseEnv)), jobAbort.signal);
+    }
     // The state before the agent ran: what it added, changed and deleted is measured against it.
     const before = await snapshotWorkspace(ws.dir, undefined, known);
     // An agent_judge's grader gets `git diff` against the workspace as it is now (src/runtime/baseline.ts);
@@ -262,6 +283,16 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
   } finally {
     clearTimeout(deadlineTimer);
     env.signal.removeEventListener('abort', onRunAbort);
+    if (container) {
+      // What the memory limit killed is the job's reason (the turn says only "killed by SIGKILL").
+      // The memory limit broke the job whatever its agent then did: never a pass or a fail.
+      if (container.outOfMemory) {
+        result.status = 'error';
+        note(result, container.outOfMemory);
+      }
+      const failed = await container.remove();
+      if (failed) note(result, `the container ${container.container.name} could not be removed: ${failed}`);
+    }
     // Graded: the raw engine output (stdout/stderr, spilled final texts, files an engine wrote
     // into outputs/ by itself such as codex's -o file) is redacted in place now, never before.
     await redactFinalTexts(outputDir, result, kept).catch(() => undefined);

@@ -8,7 +8,9 @@
  * flags into these options and prints the {@link RunRecord}.
  */
 import { setMaxListeners } from 'node:events';
-import { basename, isAbsolute, relative } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { basename, isAbsolute, join, relative } from 'node:path';
+import type { DockerRun } from '../runtime/docker/runtime.js';
 import { ConfigError } from '../config/diagnostics.js';
 import { missingVersionError } from '../config/engines.js';
 import type { EngineConfig, ReportFormat, Suite } from '../config/types.js';
@@ -55,6 +57,8 @@ export interface PreparedRun {
   skills: ResolvedSkill[];
   /** Engine name → the scripted model's script, for engines using `provider: scripted`. */
   scripts: Map<string, ModelScript>;
+  /** `environment.type: docker`: the daemon, image and Node checked before the first job. */
+  docker?: DockerRun;
 }
 
 /**
@@ -88,7 +92,16 @@ export async function prepareRun(suite: Suite, engines: EngineConfig[], outputRo
   }
   // The agent_judges' own engines, before any agent runs: a bad pin is exit 2, an engine that cannot run exit 3 (GraderEngineUnavailable).
   await preflightGraderEngines(suite);
-  return { adapters, versions, skills, scripts };
+  // The daemon, the image and its Node, before any job: a run that cannot have its containers
+  // stops here (DockerUnavailable, exit 3), never falling back to this machine.
+  const settings = suite.environment.type === 'docker' ? suite.environment.docker : undefined;
+  if (!settings) return { adapters, versions, skills, scripts };
+  const { prepareDockerRun } = await import('../runtime/docker/runtime.js');
+  const runId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+  const docker = await prepareDockerRun(settings, process.env, runId, scripts.size > 0);
+  const orphans = docker.orphansRemoved ? `; removed ${docker.orphansRemoved} container(s) a killed run left` : '';
+  notice(`docker: ${docker.connection.engine} ${docker.connection.version} at ${docker.connection.endpoint}, image ${settings.image} (node ${docker.nodeVersion}), network ${settings.network}${orphans}`);
+  return { adapters, versions, skills, scripts, docker };
 }
 
 /**
@@ -223,7 +236,7 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
   const removals = new RemovalQueue({ onError: (f) => notice(`warning: could not remove the workspace ${f.path}: ${f.message}`) });
   let results: JobResult[];
   try {
-    const model = await startScriptedModel(prepared.scripts, dir);
+    const model = await startScriptedModel(prepared.scripts, dir, prepared.docker?.socketDir ? join(prepared.docker.socketDir, 'model.sock') : undefined);
     if (model) notice(`scripted model server on ${model.url} (exchanges logged per job)`);
     // Loaded while the first engine works: before its spawn they would delay it.
     afterNextProcessStart(() => prefetchReportModules(extras.formats ?? reportFormats(suite.report.formats, [])));
@@ -246,6 +259,7 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
           baseEnv: { ...process.env },
           removals,
           modelBaseUrl: model?.url,
+          ...(prepared.docker ? { docker: prepared.docker } : {}),
           signal: abort.signal,
           ...(sinks ? { events: sinks.jobs } : {}),
         },
@@ -256,6 +270,8 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
   } finally {
     // Normally drained by executeJobs already; here too when it threw.
     await removals.drain();
+    // Each job removes its container; one an interrupt left half-made goes here.
+    await prepared.docker?.sweep();
     verbose?.uninstall();
     progress.stop();
     process.off('SIGINT', onSignal);

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
-import { loadErrors, loadOk, MINIMAL_CASE, MINIMAL_EVAL, only, show, writeSkill } from './helpers.js';
+import { loadErrors, loadOk, MINIMAL_CASE, MINIMAL_EVAL, only, writeSkill } from './helpers.js';
 
 describe('YAML syntax', () => {
   it('reports a syntax error with yaml’s line and column, and still checks the other files', async () => {
@@ -388,18 +388,56 @@ describe('engines', () => {
     expect(only(errors2, /scripted model file/).line).toBe(3);
   });
 
-  it('docker is refused until the Docker runtime exists (it would run on this machine); opensandbox is not supported', async () => {
-    const dir = suite('environment:\n  type: docker\n  image: node:22\n');
-    expect(show(await loadErrors(dir), dir)).toEqual([
-      'evals/eval.yaml:3:9: environment.type: environment type `docker` is not supported yet: skill-up has no Docker runtime, so each case would run on this machine instead of in `node:22`; remove `type: docker` and `image` to run each case in a temp folder here',
-    ]);
-    expect(only(await loadErrors(suite('environment: {type: docker}\n')), /`docker` is not supported yet/).line).toBe(2);
+  it('docker: the settings are read, sizes parsed, alibaba\'s names mapped; opensandbox is not supported', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': `schema_version: v1alpha1\nenvironment:\n  type: docker\n  image: node:20\n  network_policy: deny_all\n  workspace_mount: /workspace/\n  cpus: 1.5\n  memory: 1.5g\n  pids_limit: 64\n  user: "1000:1000"\n  mounts: [{source: data, target: /data}]\ncases: {files: [evals/cases/a.yaml]}\n`,
+      'evals/cases/a.yaml': MINIMAL_CASE,
+      'data/x.txt': 'x',
+    });
+    const { suite: s } = await loadOk(dir);
+    expect(s.environment.type).toBe('docker');
+    expect(s.environment.docker).toEqual({
+      image: 'node:20',
+      network: 'none',
+      workdir: '/workspace',
+      cpus: 1.5,
+      memoryBytes: 1.5 * 1024 ** 3,
+      pidsLimit: 64,
+      user: '1000:1000',
+      mounts: [{ source: path.join(dir, 'data'), target: '/data' }],
+    });
+    const plain = await loadOk(suite('environment:\n  type: docker\n  image: alpine\n  memory: 67108864\n'));
+    expect(plain.suite.environment.docker).toEqual({ image: 'alpine', network: 'none', memoryBytes: 64 * 1024 ** 2, mounts: [] });
     const sandbox = await loadErrors(suite('environment:\n  type: opensandbox\n'));
     // One message (the schema's enum error gives way to it), and it offers only what runs.
     expect(sandbox.map((d) => `${d.line}:${d.col} ${d.path}: ${d.message}`)).toEqual([
-      '3:9 environment.type: environment type `opensandbox` is not supported by skill-up; use `none` (a temp folder on this machine, the only runtime today)',
+      '3:9 environment.type: environment type `opensandbox` is not supported by skill-up; use `none` (a temp folder on this machine) or `docker`',
     ]);
-    expect(only(await loadErrors(suite('environment:\n  type: dockr\n')), /dockr/).message).toMatch(/expected one of `none`, `local`/);
+    expect(only(await loadErrors(suite('environment:\n  type: dockr\n')), /dockr/).message).toMatch(/expected one of `none`, `local`, `docker`/);
+  });
+
+  it.each([
+    ['no image', 'environment: {type: docker}\n', /`type: docker` needs `image`/],
+    ['a memory that is no size', 'environment: {type: docker, image: x, memory: lots}\n', /memory|size/],
+    ['too little memory', 'environment: {type: docker, image: x, memory: 1m}\n', /less than 6 MB/],
+    ['a relative workdir', 'environment: {type: docker, image: x, workdir: work}\n', /absolute|\//],
+    ['workdir /', 'environment: {type: docker, image: x, workdir: /}\n', /cannot be mounted over/],
+    ['a network with spaces', 'environment: {type: docker, image: x, network: "my net"}\n', /network/],
+    ['allow_declared', 'environment: {type: docker, image: x, network_policy: allow_declared}\n', /allow_declared.*not supported/],
+    ['deny_all and host', 'environment: {type: docker, image: x, network_policy: deny_all, network: host}\n', /contradicts/],
+    ['a mount outside the skill', 'environment: {type: docker, image: x, mounts: [{source: ../.., target: /up}]}\n', /outside the skill folder/],
+    ['a missing mount', 'environment: {type: docker, image: x, mounts: [{source: nope, target: /n}]}\n', /not found in the skill folder/],
+    ['a relative mount target', 'environment: {type: docker, image: x, mounts: [{source: evals, target: data}]}\n', /target/],
+    ['zero cpus', 'environment: {type: docker, image: x, cpus: 0}\n', /cpus|greater|> 0|0/],
+  ])('docker: %s is refused', async (_name, env, re) => {
+    only(await loadErrors(suite(env)), re);
+  });
+
+  it('docker-only keys with type none are warnings, not errors', async () => {
+    const { warnings } = await loadOk(suite('environment:\n  image: x\n  network: host\n  memory: 1g\n'));
+    expect(warnings.map((d) => d.message)).toEqual(
+      expect.arrayContaining(['`image` is only used with `type: docker`; ignored', '`network` is only used with `type: docker`; ignored', '`memory` is only used with `type: docker`; ignored']),
+    );
   });
 });
 

@@ -261,7 +261,7 @@ describe('defaults and precedence', () => {
     expect(warnings.map((w) => [path.basename(w.file), w.line, w.message])).toEqual([
       ['eval.yaml', 2, '`mcp` is not supported yet; ignored'],
       ['eval.yaml', 3, '`user_simulator` is not supported yet; ignored'],
-      ['eval.yaml', 4, '`environment.network_policy` is not supported yet; ignored'],
+      ['eval.yaml', 4, '`environment.network_policy` is only used with `type: docker`; ignored'],
     ]);
   });
 

@@ -109,14 +109,13 @@ user_simulator: {provider: openai}
     expect(validateAgainst('eval', doc)).toEqual([]);
   });
 
-  it('offers only the runtimes that run today: `docker` and `opensandbox` are not in the environment types', () => {
+  it('offers only the runtimes that run: `none`, `local` and `docker`; `opensandbox` is not in the environment types', () => {
     const env = (type: string) => validateAgainst('eval', { schema_version: 'v1alpha1', environment: { type } });
-    expect(env('none')).toEqual([]);
-    expect(env('local')).toEqual([]);
-    for (const refused of ['docker', 'opensandbox']) expect(env(refused).map((e) => [e.instancePath, e.keyword])).toEqual([['/environment/type', 'enum']]);
+    for (const ok of ['none', 'local', 'docker']) expect(env(ok)).toEqual([]);
+    expect(env('opensandbox').map((e) => [e.instancePath, e.keyword])).toEqual([['/environment/type', 'enum']]);
     const type = (load('eval.schema.json').$defs as Record<string, { properties: Record<string, { description: string }> }>).environment!.properties.type!;
-    expect(type.description).toMatch(/`docker` is not supported yet/);
-    expect(type.description).not.toMatch(/`docker`: a container/);
+    expect(type.description).toMatch(/`docker`: the same workspace/);
+    expect(type.description).toMatch(/`opensandbox` is not supported/);
   });
 
   it('the schemas are found from the package root', () => {
