@@ -12,6 +12,8 @@ export const claudeCode: EngineDefinition = {
   npmPackage: '@anthropic-ai/claude-code',
   bin: 'claude',
   testedVersion: '2.1.332',
+  // In a container image: its Bash tool: "No suitable shell found" without it.
+  imageCommands: ['bash'],
   skillDirs: ['.claude/skills'],
   supportsResume: true,
   activation: 'the `Skill` tool',

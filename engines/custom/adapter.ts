@@ -8,7 +8,7 @@ import { request as httpsRequest } from 'node:https';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { CustomEngineConfig } from '../../src/config/types.js';
 import { blankTurn, type EngineAdapter, type EngineContext, type EngineError, type TranscriptTurn } from '../../src/engine/types.js';
-import { describeFailure, maxStreamBytes, readHead, readTail, runProcess, truncationError } from '../../src/engine/proc.js';
+import { describeFailure, maxStreamBytes, readHead, readTail, runProcess, truncationError, type StderrRef } from '../../src/engine/proc.js';
 import { textFromFile, turnTextFields } from '../../src/engine/final-text.js';
 import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
 import { createRawWriteStream } from '../../src/util/out.js';
@@ -111,6 +111,11 @@ function fromResult(parsed: FileSessionResult): Partial<TranscriptTurn> {
   };
 }
 
+/** The stderr file's job-folder-relative path and first 8 KB, for a failure's message (src/engine/proc.ts describeFailure). */
+async function stderrRef(file: string, rel: string): Promise<StderrRef> {
+  return { file: rel, head: (await readHead(file, 8192)).text };
+}
+
 /** One invocation's inputs, shared by both transports. */
 interface Call {
   cfg: CustomEngineConfig;
@@ -169,11 +174,11 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
   const ended = r.timedOut ? 'timeout' : r.cancelled ? 'cancelled' : undefined;
   if (r.startError || ended || r.signal) {
     const kind = r.startError ? 'missing' : (ended ?? 'crash');
-    return finish(base, started, { rawFiles, error: { kind, message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000)) } });
+    return finish(base, started, { rawFiles, error: { kind, message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel)) } });
   }
   if (cfg.responseFormat === 'text') {
     if (r.exitCode !== 0) {
-      return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'crash', message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000)) } });
+      return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'crash', message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel)) } });
     }
     if (r.stdoutTruncated) return finish(base, started, { rawFiles, exitCode: 0, error: truncationError('the answer (stdout)', r.stdoutBytes, maxStreamBytes()) });
     // The answer is the whole stdout, trailing white space left out: a large one stays in the
@@ -196,7 +201,7 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
     return finish(base, started, { rawFiles, ...fromResult(parsed) });
   } catch (e) {
     if (!(e instanceof SessionResultError)) throw e;
-    const why = r.exitCode !== 0 ? describeFailure(r, timeoutMs, await readTail(stderrFile, 2000)) : e.message;
+    const why = r.exitCode !== 0 ? describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel)) : e.message;
     return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: r.exitCode !== 0 ? 'crash' : 'protocol', message: why } });
   }
 }

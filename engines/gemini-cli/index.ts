@@ -12,6 +12,8 @@ export const geminiCli: EngineDefinition = {
   npmPackage: '@google/gemini-cli',
   bin: 'gemini',
   testedVersion: '0.61.0',
+  // In a container image: its shell tool runs bash.
+  imageCommands: ['bash'],
   // Both are scanned (cli/skills.md "Discovery tiers"); within the workspace tier the
   // `.agents/skills` alias wins over `.gemini/skills`, so the skill under test is installed there.
   skillDirs: ['.agents/skills', '.gemini/skills'],

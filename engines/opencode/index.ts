@@ -24,6 +24,8 @@ export const opencode: EngineDefinition = {
   npmPackage: 'opencode-ai',
   bin: 'opencode',
   testedVersion: '1.18.33',
+  // In a container image: its grep, glob and skill tools call rg.
+  imageCommands: ['rg'],
   // Skills: project skills are found in all of these; skill-up installs into the first.
   skillDirs: ['.opencode/skills', '.opencode/skill', '.claude/skills', '.agents/skills'],
   supportsResume: true,

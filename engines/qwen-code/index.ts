@@ -21,6 +21,8 @@ export const qwenCode: EngineDefinition = {
   npmPackage: '@qwen-code/qwen-code',
   bin: 'qwen',
   testedVersion: '0.24.4',
+  // In a container image: its shell tool runs bash.
+  imageCommands: ['bash'],
   // Skills: PROJECT_SKILL_DIRS = [".qwen", ".agents"]; `.claude/skills` is not read.
   skillDirs: ['.qwen/skills', '.agents/skills'],
   supportsResume: true,

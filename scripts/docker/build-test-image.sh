@@ -4,7 +4,8 @@
 #
 #   SKILL_UP_TEST_NODE_IMAGE     (default skill-up-test/node:<node major>, e.g. skill-up-test/node:20)
 #       this machine's own `node` (at /usr/local/bin/node) with every shared library `ldd` lists,
-#       glibc's usual libraries (librt, libdl, libpthread, libm, …: native engine CLIs need them)
+#       glibc's usual libraries (librt, libdl, libpthread, libm, …: native engine CLIs need them),
+#       and this machine's bash at /usr/bin/bash (the engines' shell tools)
 #       and the dynamic loader, plus busybox
 #   SKILL_UP_TEST_BUSYBOX_IMAGE  (default skill-up-test/busybox:latest)
 #       busybox only, no node: for the runtime's "the image lacks node" error
@@ -116,6 +117,10 @@ for l in $(libs_of "$node_bin"); do put "$work/node" "$l"; done
 for l in /lib/x86_64-linux-gnu/{librt,libdl,libpthread,libm,libresolv,libutil,libnss_files,libnss_dns}.so.*; do
   if [ -e "$l" ]; then put "$work/node" "$l"; fi
 done
+# bash (Claude Code's, Gemini CLI's and Qwen Code's shell tools need it) with its libraries.
+bash_bin="$(readlink -f "$(command -v bash)")"
+rm -f "$work/node/usr/bin/bash"; cp "$bash_bin" "$work/node/usr/bin/bash"
+for l in $(libs_of "$bash_bin"); do put "$work/node" "$l"; done
 import_rootfs "$node_tag" "$work/node" "$node_version"
 
 echo "SKILL_UP_TEST_NODE_IMAGE=$node_tag"

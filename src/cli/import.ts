@@ -12,6 +12,7 @@ import { convertEvals } from '../import/convert.js';
 import { readEvalsJson } from '../import/evals-json.js';
 import { ImportConflict, writeImported } from '../import/write.js';
 import { importTriggerSet, isTriggerEvalSet } from '../import/triggers.js';
+import { credentialsLine } from '../import/credentials.js';
 import { parse, UsageError } from '../util/args.js';
 import { printWarnings } from './diagnostics.js';
 
@@ -91,7 +92,11 @@ export async function importCommand(argv: string[]): Promise<number> {
     const { suite } = await loadSuite(converted.evalFile, { cwd: process.cwd() });
     const judged = suite.cases.filter((c) => c.judges.some((j) => j.type === 'agent_judge')).length;
     process.stdout.write(`✓ ${suite.cases.length} case(s) converted and valid${judged ? `; ${judged} use an agent_judge, graded by a grader agent on ${graderEngine(suite)}` : ''}\n`);
-    process.stdout.write(`  next: skill-up validate ${path.relative(process.cwd(), converted.evalFile) || converted.evalFile} && skill-up run ${path.relative(process.cwd(), suite.skillDir) || '.'}\n`);
+    const skillArg = path.relative(process.cwd(), suite.skillDir) || '.';
+    // The engine written needs a login (a real model): say so now, not at the first job's error.
+    const login = credentialsLine(suite.engine, skillArg);
+    if (login) process.stdout.write(`${login}\n`);
+    process.stdout.write(`  next: skill-up validate ${path.relative(process.cwd(), converted.evalFile) || converted.evalFile} && skill-up run ${skillArg}\n`);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     process.stderr.write('skill-up import: the converted suite does not load (a skill-up bug; please report it with your evals.json):\n');
@@ -130,6 +135,8 @@ async function importTriggers(source: string, output: string | undefined, force:
   const { suite } = await loadSuite(done.evalFile, { cwd: process.cwd() });
   const triggers = suite.cases.filter((c) => c.shouldTrigger !== undefined).length;
   process.stdout.write(`✓ the suite loads: ${triggers} trigger case(s) of ${suite.cases.length}\n`);
+  const login = credentialsLine(suite.engine, path.relative(process.cwd(), suite.skillDir) || '.');
+  if (login) process.stdout.write(`${login}\n`);
   process.stdout.write(`  next: skill-up run ${path.relative(process.cwd(), suite.skillDir) || '.'} --trigger-only\n`);
   return 0;
 }

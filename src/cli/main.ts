@@ -15,6 +15,7 @@ const HELP = `skill-up ${VERSION}: does an Agent Skill make coding agents better
 Usage: skill-up <command> [options]
 
 Commands:
+  init [skill folder] write a starter suite from SKILL.md (evals/: eval.yaml, 2 cases, a scripted model) that runs offline
   run [path]          run a skill's eval suite and write result.json, report.xml, summary.md, benchmark.json
   calibrate [path]    A/A calibration: flakiness, false-difference rate, noise floor, power table
   validate [path]     check eval.yaml, case files and SKILL.md; report every problem
@@ -30,6 +31,8 @@ Commands:
 Run \`skill-up <command> --help\` for a command's options and examples.
 
 Examples:
+  skill-up init path/to/my-skill && skill-up run path/to/my-skill
+  skill-up init path/to/my-skill --engine codex --force
   skill-up run examples/greeting-files --trials 3 --baseline
   skill-up validate path/to/my-skill
   skill-up report my-skill-workspace/iteration-1/result.json --format markdown
@@ -48,6 +51,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   regrade: async (argv) => (await import('./regrade.js')).regradeCommand(argv),
   calibrate: async (argv) => (await import('./calibrate.js')).calibrateCommand(argv),
   import: async (argv) => (await import('./import.js')).importCommand(argv),
+  init: async (argv) => (await import('./init.js')).initCommand(argv),
   engines: async (argv) => (await import('../engine/engines-command.js')).runEnginesCommand(argv),
   'model-server': async (argv) => (await import('../model/index.js')).runModelServerCommand(argv),
 };

@@ -21,6 +21,7 @@ import type { RunRecord, RunSuiteOptions } from '../run/suite.js';
 import type { GateOverrides } from '../gate/index.js';
 import { intFlag, listFlag, numberFlag, parse, UsageError } from '../util/args.js';
 import { printWarnings } from './diagnostics.js';
+import { throwIfStrict } from '../config/diagnostics.js';
 import { readAlibabaFlags } from './alibaba-flags.js';
 import { formatsFlag, maxCostFlag } from './run-extras.js';
 
@@ -77,6 +78,7 @@ Options:
                            assertions and reason; -vv also the engines' stderr, line by line
   --auto                   without an eval.yaml, run the skill's Anthropic evals/evals.json,
                            converted in memory (nothing written; see skill-up import)
+  --strict                 unknown SKILL.md fields are errors (exit 2), as in skill-up validate --strict
   -h, --help               show this help
 
 Gates (each PASS, FAIL or INCONCLUSIVE, decided on 95% intervals; eval.yaml \`gates:\` sets them too):
@@ -143,6 +145,7 @@ const OPTIONS = {
   github: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   auto: { type: 'boolean' },
+  strict: { type: 'boolean' },
   iteration: { type: 'string' },
   resume: { type: 'string' },
   force: { type: 'boolean' },
@@ -217,6 +220,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   const keepWorkspaces = Boolean(values['keep-workspaces']);
   const shardSpec = values.shard !== undefined ? parseShard(values.shard) : undefined;
   const { suite: loaded, warnings } = await loadRunSuite(positionals[0], Boolean(values.auto), notice);
+  if (values.strict) throwIfStrict(warnings);
   printWarnings(warnings);
   checkResumeSuite(resume, loaded);
   // --engine and --model choose the run's engines; the suite itself is left as loaded.

@@ -1,23 +1,32 @@
 /** `skill-up validate [path]` and `skill-up list-cases [path]`. */
 import { existsSync } from 'node:fs';
 import type { Diagnostic } from '../config/diagnostics.js';
-import { DiagnosticBag } from '../config/diagnostics.js';
-import { loadSuite } from '../config/load.js';
+import { ConfigError, DiagnosticBag, strictErrors, throwIfStrict } from '../config/diagnostics.js';
+import { loadSuite, type LoadResult } from '../config/load.js';
 import type { Suite } from '../config/types.js';
 import { positionOf, readYamlSource, type Segment } from '../config/yaml-source.js';
 import { loadScripts } from '../run/model.js';
 import { parse, UsageError } from '../util/args.js';
 import { printWarnings } from './diagnostics.js';
 
-export const VALIDATE_HELP = `Usage: skill-up validate [path]
+export const VALIDATE_HELP = `Usage: skill-up validate [path] [--strict]
 
 Checks eval.yaml, every case file and SKILL.md (agentskills.io rules) and reports every
 problem as file:line:col: field: message. Exit code 0 when valid, 2 otherwise.
+
+SKILL.md fields that an engine documents beyond the agentskills.io spec (Claude Code's
+model, context, agent, allowed-tools, …) are accepted with a note naming the engine; a
+field nobody documents is a warning.
+
+Options:
+  --strict       unknown SKILL.md fields are errors (exit 2), not warnings
+  -h, --help     show this help
 
 Examples:
   skill-up validate                         # the skill around the current folder
   skill-up validate path/to/my-skill
   skill-up validate path/to/my-skill/evals/eval.yaml
+  skill-up validate --strict                # as a CI gate: no field outside the spec and Claude Code's
 `;
 
 export const LIST_HELP = `Usage: skill-up list-cases [path] [--tag <tag>]
@@ -31,14 +40,26 @@ Examples:
 
 /** Runs `validate`; returns the exit code. */
 export async function validateCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parse(argv, { help: { type: 'boolean', short: 'h' }, strict: { type: 'boolean' } });
   if (values.help) {
     process.stdout.write(VALIDATE_HELP);
     return 0;
   }
   if (positionals.length > 1) throw new UsageError('validate takes one path');
-  const { suite, warnings } = await loadSuite(positionals[0], { cwd: process.cwd(), validateAllCases: true });
-  printWarnings([...warnings, ...runFlagWarnings(suite)]);
+  const strict = Boolean(values.strict);
+  let loaded: LoadResult;
+  try {
+    loaded = await loadSuite(positionals[0], { cwd: process.cwd(), validateAllCases: true });
+  } catch (e) {
+    // Under --strict an unknown SKILL.md field is listed with the errors, as one.
+    if (strict && e instanceof ConfigError) throw new ConfigError(strictErrors(e.diagnostics));
+    throw e;
+  }
+  const { suite, warnings, notes = [] } = loaded;
+  if (strict) throwIfStrict(warnings);
+  // Notes among the warnings, in file and line order.
+  const advice = [...notes, ...warnings].sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col);
+  printWarnings([...advice, ...runFlagWarnings(suite)]);
   await loadScripts(suite);
   process.stdout.write(`✓ ${suite.evalFile} is valid (${suite.cases.length} case(s), engine ${suite.engines.map((e) => e.displayName).join(', ')})\n`);
   return 0;

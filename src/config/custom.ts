@@ -85,9 +85,18 @@ export function findOnPathSync(name: string, pathVar: string | undefined): strin
  * against the skill root (absolute paths as they are) and must be an executable file that the
  * kernel can start; a bare name must be an executable on `PATH`. Templates are filled in first
  * (see the module comment); a command needing a per-job value gets a warning instead, and a
- * bare name is not looked up when `engine.custom.env` sets `PATH`.
+ * bare name is not looked up when `engine.custom.env` sets `PATH` or with `lookUpPath: false`
+ * (the agent runs in a container, whose image has its own PATH). A bare name missing from PATH
+ * is an error, not a warning: with the local runtime the run starts it from this same PATH.
  */
-export function checkLocalCommand(field: Field, skillDir: string, env: Record<string, string | undefined>, customEnv: Record<string, string>, kwargs: Record<string, string> = {}): void {
+export function checkLocalCommand(
+  field: Field,
+  skillDir: string,
+  env: Record<string, string | undefined>,
+  customEnv: Record<string, string>,
+  kwargs: Record<string, string> = {},
+  opts: { lookUpPath?: boolean } = {},
+): void {
   const written = field.str();
   if (written === undefined || written === '') return;
   let command = written;
@@ -120,7 +129,7 @@ export function checkLocalCommand(field: Field, skillDir: string, env: Record<st
     field.error(`command \`${command}\`${where} ${problem}${fix}`);
     return;
   }
-  if (Object.prototype.hasOwnProperty.call(customEnv, 'PATH')) return;
+  if (opts.lookUpPath === false || Object.prototype.hasOwnProperty.call(customEnv, 'PATH')) return;
   if (findOnPathSync(command, env.PATH)) return;
   let hint = '; install it, or give its path (e.g. `./evals/agent.sh`, relative to the skill root)';
   if (/\s/.test(command)) hint = '; `command` is one program: put its arguments in `args` (e.g. `command: python3`, `args: [agent.py]`)';

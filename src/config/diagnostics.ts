@@ -12,7 +12,13 @@ export interface Diagnostic {
   /** Dotted field path, e.g. `cases.defaults.expect.must_contain`; empty for the whole file. */
   path: string;
   message: string;
-  severity: 'error' | 'warning';
+  /**
+   * `error` blocks (exit 2); `warning` is advice; `info` is a note (printed as `note:`, never
+   * counted as a problem), e.g. that a SKILL.md field is one engine's extension.
+   */
+  severity: 'error' | 'warning' | 'info';
+  /** A warning that `--strict` makes an error (an unknown SKILL.md field): see {@link strictErrors}. */
+  strict?: boolean;
 }
 
 /** Thrown when input is invalid; `diagnostics` lists every problem found (errors and warnings). */
@@ -28,8 +34,29 @@ export function formatDiagnostic(d: Diagnostic, cwd = process.cwd()): string {
   const rel = relativeTo(d.file, cwd);
   const where = d.line > 0 ? `${rel}:${d.line}:${d.col || 1}` : rel;
   const field = d.path ? `${d.path}: ` : '';
-  const tag = d.severity === 'warning' ? 'warning: ' : '';
+  const tag = d.severity === 'warning' ? 'warning: ' : d.severity === 'info' ? 'note: ' : '';
   return `${where}: ${tag}${field}${d.message}`;
+}
+
+/**
+ * What `--strict` (`skill-up validate --strict`, `run --strict`) does to `diags`: every warning
+ * marked `strict` (an unknown SKILL.md field) becomes an error, worded so; everything else is
+ * returned unchanged. Returns `diags` itself when none is marked.
+ */
+export function strictErrors(diags: Diagnostic[]): Diagnostic[] {
+  if (!diags.some((d) => d.strict && d.severity === 'warning')) return diags;
+  return diags.map((d) => (d.strict && d.severity === 'warning' ? { ...d, severity: 'error' as const, message: `${d.message} (an error under --strict)` } : d));
+}
+
+/**
+ * `--strict`: throws a ConfigError holding `warnings` when one of them is marked `strict` (an
+ * unknown SKILL.md field), that one as an error; returns otherwise. Used by `validate --strict`
+ * and `run --strict`.
+ * @throws ConfigError
+ */
+export function throwIfStrict(warnings: Diagnostic[]): void {
+  const promoted = strictErrors(warnings);
+  if (promoted !== warnings) throw new ConfigError(promoted);
 }
 
 function relativeTo(file: string, cwd: string): string {
@@ -58,9 +85,14 @@ export class DiagnosticBag {
     this.add({ file, line, col, path, message, severity: 'error' });
   }
 
-  /** Records a warning (capped like errors). */
-  warn(file: string, line: number, col: number, path: string, message: string): void {
-    this.add({ file, line, col, path, message, severity: 'warning' });
+  /** Records a note (`info`: printed as `note:`, never a problem; capped like errors). */
+  note(file: string, line: number, col: number, path: string, message: string): void {
+    this.add({ file, line, col, path, message, severity: 'info' });
+  }
+
+  /** Records a warning (capped like errors); `strict`: one `--strict` makes an error ({@link strictErrors}). */
+  warn(file: string, line: number, col: number, path: string, message: string, opts: { strict?: boolean } = {}): void {
+    this.add({ file, line, col, path, message, severity: 'warning', ...(opts.strict ? { strict: true } : {}) });
   }
 
   /** False when a further diagnostic of `severity` in `file` would only be counted (callers may skip locating it). */
@@ -84,7 +116,7 @@ export class DiagnosticBag {
       this.items.push(o.d);
     }
     o.dropped++;
-    const what = d.severity === 'error' ? 'errors' : 'warnings';
+    const what = d.severity === 'error' ? 'errors' : d.severity === 'warning' ? 'warnings' : 'notes';
     o.d.message = `… and ${o.dropped.toLocaleString('en-US')} more ${what} in this file, not listed (the first ${MAX_DIAGNOSTICS_PER_FILE} are shown)`;
   }
 

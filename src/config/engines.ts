@@ -47,11 +47,20 @@ export function unknownEngineMessage(name: string): string {
   return `unknown engine \`${name}\`${tail} (any other name needs \`engine.custom\` describing how to run your agent)`;
 }
 
+/** How {@link buildEngine} checks what it can of the machine the engine runs on. */
+export interface EngineBuildOptions {
+  /**
+   * The engine runs in a container (`environment.type: docker`): a custom agent's bare command
+   * is looked up on the image's PATH, not this machine's, so it is not looked up here.
+   */
+  inContainer?: boolean;
+}
+
 /**
  * Builds one engine from a name string or an engine map at `field`. Problems are reported at
  * their place; the result is still returned (with defaults) so later checks can run.
  */
-export function buildEngine(field: Field, skillDir: string): EngineConfig | undefined {
+export function buildEngine(field: Field, skillDir: string, opts: EngineBuildOptions = {}): EngineConfig | undefined {
   if (typeof field.value === 'string') {
     const canonical = canonicalEngineName(field.value);
     if (!canonical) {
@@ -90,7 +99,7 @@ export function buildEngine(field: Field, skillDir: string): EngineConfig | unde
     if (problem) field.get('version').error(problem);
     else engine.version = version;
   }
-  if (!canonical && customField.isMap()) engine.custom = buildCustom(customField, skillDir);
+  if (!canonical && customField.isMap()) engine.custom = buildCustom(customField, skillDir, opts);
   return engine;
 }
 
@@ -140,7 +149,7 @@ function buildModel(field: Field, skillDir: string): ModelConfig {
   return model;
 }
 
-function buildCustom(field: Field, skillDir: string): CustomEngineConfig {
+function buildCustom(field: Field, skillDir: string, opts: EngineBuildOptions): CustomEngineConfig {
   const transport = field.get('transport').str() === 'http' ? 'http' : 'local';
   const custom: CustomEngineConfig = {
     transport,
@@ -170,7 +179,7 @@ function buildCustom(field: Field, skillDir: string): CustomEngineConfig {
     if (transport === 'local') {
       // What the first job would otherwise find: the agent cannot start, a variable is unset,
       // a file it reads or writes lies outside its workspace.
-      checkLocalCommand(local.get('command'), skillDir, process.env, custom.env, custom.kwargs);
+      checkLocalCommand(local.get('command'), skillDir, process.env, custom.env, custom.kwargs, { lookUpPath: !opts.inContainer });
       for (const f of [local.get('command'), ...local.get('args').items(), local.get('cwd'), local.get('input_file'), local.get('output_file')]) {
         checkTemplateRefs(f, custom.kwargs, process.env, custom.env);
       }

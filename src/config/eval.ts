@@ -14,6 +14,7 @@ import { checkArtifactGlob, checkWorkspacePath, fileKind, fileKindProblem, outsi
 import { checkTimeoutSeconds } from './limits.js';
 import { checkSuiteEnvRefs } from './custom.js';
 import { warnUnsupportedSections } from './unsupported.js';
+import { imageReferenceProblem } from './image-ref.js';
 import { nearest, type Phraser } from './schema-errors.js';
 import type { Field } from './yaml-source.js';
 
@@ -35,7 +36,7 @@ const NOT_YET = ['entrypoint', 'kwargs', 'allowed_egress'];
 /** Builds the eval-level settings from the root of eval.yaml. */
 export function buildEval(root: Field, evalFile: string, skillDir: string): EvalParts {
   warnUnsupportedSections(root);
-  const { engine, engines } = buildEngines(root, skillDir);
+  const { engine, engines } = buildEngines(root, skillDir, root.get('environment').get('type').str() === 'docker');
   const cases = root.get('cases');
   const defaults = cases.get('defaults');
   const topTrials = root.get('trials').int() ?? 1;
@@ -176,6 +177,11 @@ function buildDocker(f: Field, skillDir: string): DockerSettings | undefined {
     if (!f.has('image')) f.error('`type: docker` needs `image`: the image each job\'s container is made from (e.g. `image: node:20`)', 'key');
     return undefined;
   }
+  const badImage = imageReferenceProblem(image);
+  if (badImage) {
+    f.get('image').error(`image \`${image}\` ${badImage}; expected a reference such as \`node:20\` or \`registry.example.com/team/image:1.2\``);
+    return undefined;
+  }
   const policy = f.get('network_policy').str();
   if (policy === 'allow_declared') f.get('network_policy').error('`network_policy: allow_declared` (an egress allow-list) is not supported; use `network: none` or `network: host`');
   let network = f.get('network').str() ?? 'none';
@@ -193,13 +199,17 @@ function buildDocker(f: Field, skillDir: string): DockerSettings | undefined {
     else out.workdir = path.posix.normalize(workdir).replace(/\/$/, '');
   }
   const cpus = f.get('cpus').num();
-  if (cpus !== undefined) out.cpus = cpus;
+  // Docker's floor: below a hundredth of a CPU the kernel's CFS quota is refused.
+  if (cpus !== undefined && cpus > 0 && cpus < 0.01) f.get('cpus').error(`cpus \`${cpus}\` is less than 0.01, the least Docker accepts`);
+  else if (cpus !== undefined && cpus > 0) out.cpus = cpus;
   const memory = f.get('memory');
   if (memory.value !== undefined) {
     // What is no size at all, or a number of bytes under the minimum, is the schema's error.
     const bytes = memoryBytes(memory.value);
     if (bytes !== undefined && bytes < 6 * 1024 * 1024) {
       if (typeof memory.value === 'string') memory.error(`memory \`${memory.value}\` is less than 6 MB, the least Docker accepts; write e.g. \`512m\` or \`2g\``);
+    } else if (bytes !== undefined && bytes > MAX_MEMORY_BYTES) {
+      memory.error(`memory \`${String(memory.value)}\` is more than ${MAX_MEMORY_BYTES / 1024 ** 4} TiB; write e.g. \`512m\` or \`2g\``);
     } else if (bytes !== undefined) out.memoryBytes = bytes;
   }
   const pids = f.get('pids_limit').num();
@@ -229,6 +239,9 @@ function buildDocker(f: Field, skillDir: string): DockerSettings | undefined {
   }
   return out;
 }
+
+/** The most `environment.memory` may be (1 TiB): Docker reads it as a 64-bit integer, and no job needs more. */
+const MAX_MEMORY_BYTES = 1024 ** 4;
 
 /** `512m`, `1.5g`, `2048k`, `100b` or a number of bytes → bytes (binary units, as Docker reads them); undefined when not a size. */
 export function memoryBytes(v: unknown): number | undefined {
@@ -266,6 +279,8 @@ function buildSkills(root: Field, skillDir: string): SkillRef[] {
     const target = item.get('target').str();
     if (target !== undefined) {
       checkWorkspacePath(item.get('target'), 'skill target');
+      // `.`, `./`, `.//`: the workspace (or the engine's skill folder) itself, not a folder of its own.
+      if (path.posix.normalize(target.replace(/\\/g, '/')).replace(/\/+$/, '') === '.') item.get('target').error(`skill target \`${target}\` names no folder; give a folder name (under the engine's skill folder) or a workspace-relative path with a \`/\``);
       ref.target = target;
     }
     out.push(ref);
@@ -278,14 +293,14 @@ function buildSkills(root: Field, skillDir: string): SkillRef[] {
  * by canonical name). A bare name in `engines` may refer to a custom engine defined in
  * `engine` or in another item.
  */
-function buildEngines(root: Field, skillDir: string): { engine: EngineConfig; engines: EngineConfig[] } {
+function buildEngines(root: Field, skillDir: string, inContainer: boolean): { engine: EngineConfig; engines: EngineConfig[] } {
   const items: { cfg: EngineConfig; field: Field }[] = [];
   if (root.has('engine')) {
-    const cfg = buildEngine(root.get('engine'), skillDir);
+    const cfg = buildEngine(root.get('engine'), skillDir, { inContainer });
     if (cfg) items.push({ cfg, field: root.get('engine') });
   }
   for (const f of root.get('engines').items()) {
-    const cfg = buildEngine(f, skillDir);
+    const cfg = buildEngine(f, skillDir, { inContainer });
     if (cfg) items.push({ cfg, field: f });
   }
   // Bare names of non-built-in engines must match a custom engine defined as a map.

@@ -46,6 +46,8 @@ export interface LoadResult {
   suite: Suite;
   /** Warnings of the whole suite (unsupported fields ignored, SKILL.md advice, …), sorted by file and line. */
   warnings: Diagnostic[];
+  /** Notes (`info`): e.g. each SKILL.md field that is one engine's extension. `validate` prints them; `run` does not. */
+  notes?: Diagnostic[];
   /** Only with `validateAllCases: false`: case files with errors, left out of the suite. */
   invalidCases: InvalidCase[];
 }
@@ -127,7 +129,8 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
 
   if (bag.hasErrors) throw new ConfigError(bag.sorted());
   const suite: Suite = { ...parts.suite, cases: cases.map((c) => c.spec) };
-  return { suite, warnings: bag.sorted().filter((d) => d.severity === 'warning'), invalidCases };
+  const sorted = bag.sorted();
+  return { suite, warnings: sorted.filter((d) => d.severity === 'warning'), notes: sorted.filter((d) => d.severity === 'info'), invalidCases };
 }
 
 /** Reads, validates and builds one case file; undefined when it is unreadable or not YAML. */

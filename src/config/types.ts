@@ -16,7 +16,11 @@ export interface SkillRef {
   include: string[];
   /** Globs relative to `path`; applied after `include`, so exclude wins. `evals/**` is always excluded. */
   exclude: string[];
-  /** Folder name under the engine's skill folder; defaults to the skill's `name`. */
+  /**
+   * `skills[].target` as written: a bare folder name (no `/`) is the folder under the engine's
+   * skill folder (default: the skill's `name`); a path with a `/` is the workspace-relative
+   * folder the skill is installed into (src/skill/install.ts skillInstallDir).
+   */
   target?: string;
 }
 

@@ -12,7 +12,7 @@ import { join, sep } from 'node:path';
 import type { EngineConfig } from '../config/types.js';
 import type { EngineDefinition } from './definition.js';
 import { agentEnv } from './env.js';
-import { describeFailure, readTail, runProcess, type ProcResult } from './proc.js';
+import { describeFailure, readHead, readTail, runProcess, type ProcResult, type StderrRef } from './proc.js';
 import { exchangeMark, fillOfferedFromModel, noteJobEngine } from '../model/offered.js';
 import { probeVersion, resolveEngineBinary } from './resolve.js';
 import { feedLines, processError, progressLine } from './turn.js';
@@ -227,14 +227,16 @@ export interface ErrorFacts {
  * `timeout` (with `timeoutDetail`), `cancelled`, stdout cut at the cap (`protocol`), the error
  * the output reports, `exitError`, a non-zero exit or a signal (`crash` with the stderr tail),
  * and an exit 0 that is not `completed` (`protocol`). Undefined when the turn succeeded.
+ * `stderr` (the stderr file's job-folder-relative path and first bytes) lets a crash's message
+ * carry stderr's error line and name the file (src/engine/proc.ts describeFailure).
  */
-export function decideTurnError(r: ProcResult, summary: Pick<ParserSummary, 'error'>, timeoutMs: number, stderrTail: string, facts: ErrorFacts): EngineError | undefined {
+export function decideTurnError(r: ProcResult, summary: Pick<ParserSummary, 'error'>, timeoutMs: number, stderrTail: string, facts: ErrorFacts, stderr: StderrRef = {}): EngineError | undefined {
   const failed = processError(r, timeoutMs, stderrTail);
   if (failed?.kind === 'timeout' && facts.timeoutDetail) return { ...failed, message: `${failed.message}; ${facts.timeoutDetail}` };
   if (failed) return failed;
   if (summary.error) return summary.error;
   if (facts.exitError) return facts.exitError;
-  if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail) };
+  if (r.exitCode !== 0) return { kind: 'crash', message: describeFailure(r, timeoutMs, stderrTail, stderr) };
   if (!facts.completed) return { kind: 'protocol', message: facts.noResult };
   return undefined;
 }
@@ -308,6 +310,8 @@ export interface CliEngineSpec<S extends { env: ProcessEnv }, Sum extends Parser
 
 /** Bytes of stderr quoted in a failed turn's error message. */
 const STDERR_TAIL_BYTES = 4096;
+/** Bytes of stderr's start searched for the error line of a failed turn (a long stack trace pushes it out of the tail). */
+const STDERR_HEAD_BYTES = 8192;
 
 /** The adapter of a CLI engine: its definition's facts, `spec`'s hooks and the shared lifecycle. */
 export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSummary, C = never>(
@@ -397,7 +401,9 @@ export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSumma
       if (sessionId !== undefined && kept !== undefined) prepared.carried.set(sessionId, kept);
 
       const stderrTail = r.exitCode === 0 && !r.startError ? '' : await readTail(files.stderrFile, STDERR_TAIL_BYTES);
-      const error = decideTurnError(r, summary, timeoutMs, stderrTail, spec.errorFacts(summary, r, stderrTail, ctx));
+      const stderrHead = stderrTail ? (await readHead(files.stderrFile, STDERR_HEAD_BYTES)).text : undefined;
+      const stderr: StderrRef = { file: stderrRel, ...(stderrHead !== undefined ? { head: stderrHead } : {}) };
+      const error = decideTurnError(r, summary, timeoutMs, stderrTail, spec.errorFacts(summary, r, stderrTail, ctx), stderr);
       const out = turnFromSummary(base, summary, { durationMs: r.durationMs, exitCode: r.exitCode, rawFiles: [stdoutRel, stderrRel], sessionId, error });
       if (out.permissionMode === undefined && spec.permissionMode) out.permissionMode = spec.permissionMode(ctx, prepared);
       // Skills and tools the engine's own output does not report: from the requests it sent the scripted model.

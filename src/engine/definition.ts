@@ -46,6 +46,11 @@ export interface EngineDefinition {
   bin: string;
   /** The version skill-up's tests and examples pin (verified by the contract suite). */
   testedVersion: string;
+  /**
+   * Commands the engine's tools need on a container image's PATH besides Node
+   * (`environment.type: docker`): checked before the first job, exit 3 when one is missing.
+   */
+  imageCommands?: readonly string[];
   /** Workspace-relative folders the engine scans for skills; skills are installed into the first. */
   skillDirs: readonly string[];
   /** Whether a later turn can resume the earlier turn's session. */

@@ -11,6 +11,7 @@ import { binOverrideVar, knownEngines } from './known.js';
 import { checkEngine, installEngine, listEngines, type EngineCheck } from './resolve.js';
 import { parse, UsageError } from '../util/args.js';
 import { didYouMean } from '../util/did-you-mean.js';
+import { imageReferenceProblem } from '../config/image-ref.js';
 import { engineDefinitions, findEngineDefinition } from '../../engines/index.js';
 
 /** The subcommands of `skill-up engines`. */
@@ -114,6 +115,8 @@ export async function runEnginesCommand(argv: string[], io: Io = defaultIo): Pro
       if (runtime === undefined && image === undefined) return check(io, rest, json);
       if (runtime !== 'docker') return usage(io, runtime === undefined ? '`--image` goes with `--runtime docker`' : `unknown runtime "${runtime}" (\`--runtime docker\` is the one to check; the local runtime needs no check)`);
       if (!image) return usage(io, '`--runtime docker` needs `--image <image>`: the image your eval.yaml names in environment.image');
+      const badImage = imageReferenceProblem(image);
+      if (badImage) return usage(io, `--image \`${image}\` ${badImage}`);
       return checkInDocker(io, rest, image, json);
     }
     default:

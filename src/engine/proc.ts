@@ -539,10 +539,43 @@ export async function readTail(file: string, maxBytes: number): Promise<string> 
   }
 }
 
-/** Describes an abnormal end as one line, e.g. `timed out after 5.0 s` or `exited with code 3: <stderr tail>`. */
-export function describeFailure(r: ProcResult, timeoutMs: number, stderrTail: string): string {
+/** Where a process's stderr went, for {@link describeFailure}. */
+export interface StderrRef {
+  /** The stderr file, relative to the job folder (e.g. `outputs/turn-1.stderr.txt`): named in the message so a reader finds the whole text. */
+  file?: string;
+  /** The file's first bytes ({@link readHead}): the error line of a long stack trace is often past the tail. */
+  head?: string;
+}
+
+/**
+ * Lines that say what went wrong, as most runtimes print it: `TypeError: …`, `Error: …`,
+ * `SomeException: …`, `error: …`, `error[E0425]: …`, `fatal: …`, `panic: …`, `ERROR …`. A stack
+ * frame (`    at …`, `  File "…"`) never matches.
+ */
+const ERROR_LINE = [/^(?:Uncaught\s+)?(?:[\w$]+\.)*[\w$]*(?:Error|Exception)(?:\s*\[[^\]]*\])?:\s*\S/, /^(?:error|fatal|panic)(?:\s*\[[^\]]*\])?:\s*\S/i, /^ERROR\b/];
+
+/** The first line of `texts` (in order) that looks like an error ({@link ERROR_LINE}), trimmed and capped at 500 characters. */
+export function firstErrorLine(...texts: string[]): string | undefined {
+  for (const text of texts) {
+    for (const raw of text.split('\n')) {
+      const line = raw.trim();
+      if (ERROR_LINE.some((re) => re.test(line))) return line.length > 500 ? `${line.slice(0, 499)}…` : line;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Describes an abnormal end, e.g. `timed out after 5.0 s` or `exited with code 3: <what stderr
+ * says>`. What stderr says is its first line that looks like an error ({@link firstErrorLine},
+ * searched in `stderr.head`, then in `stderrTail`), else its last 5 lines; with `stderr.file`
+ * and any stderr at all, ` (stderr: <file>)` follows, the job-folder-relative file holding it all.
+ */
+export function describeFailure(r: ProcResult, timeoutMs: number, stderrTail: string, stderr: StderrRef = {}): string {
   const tail = stderrTail.trim().split('\n').slice(-5).join('\n');
-  const suffix = tail ? `: ${tail}` : '';
+  const said = firstErrorLine(stderr.head ?? '', stderrTail) ?? tail;
+  const where = stderr.file && (tail || stderr.head?.trim()) ? ` (stderr: ${stderr.file})` : '';
+  const suffix = said ? `: ${said}${where}` : where;
   if (r.startError) return r.startError;
   if (r.timedOut) return `timed out after ${(timeoutMs / 1000).toFixed(1)} s (process group killed)`;
   if (r.cancelled) return 'cancelled (process group killed)';

@@ -26,7 +26,7 @@ import { buildResultJson, jobResultOf, trialsOf, type ResultDoc, type RunMeta } 
 import { writeDocReports, writeJobFiles } from '../report/write.js';
 import { readSavedChanges, restoreChanges, type WorkspaceChanges } from '../runtime/changes.js';
 import { createWorkspace, type Workspace } from '../runtime/index.js';
-import { applySkillInstall } from '../skill/install.js';
+import { applySkillInstall, skillInstallDir } from '../skill/install.js';
 import { suiteEnvOf } from '../engine/env.js';
 import { costNotes } from '../cost/result.js';
 import { baselineFor, gradeFinished } from '../run/grade.js';
@@ -203,7 +203,7 @@ async function regradeJob(
       });
       workspace = ws.dir;
       if (saved.variant === 'with_skill') {
-        for (const s of opts.prepared.skills) if (saved.skillsInstalled.includes(s.name)) await applySkillInstall(s.plan, join(ws.dir, adapter.skillDirs[0]!, s.name));
+        for (const s of opts.prepared.skills) if (saved.skillsInstalled.includes(s.name)) await applySkillInstall(s.plan, join(ws.dir, skillInstallDir(s, adapter.skillDirs[0]!)));
       }
       baseline = await baselineFor(c.judges, ws, opts.signal);
       const changesDir = join(jobDir, 'outputs', 'changes');
@@ -261,7 +261,7 @@ async function regradeJob(
 async function clearOldGrading(jobDir: string): Promise<void> {
   const entries = await readdir(jobDir, { withFileTypes: true }).catch(() => []);
   for (const e of entries) {
-    if ((e.isDirectory() && /^judge-\d+$/.test(e.name)) || e.name === 'grading.json') await rm(join(jobDir, e.name), { recursive: true, force: true });
+    if ((e.isDirectory() && /^judge-\d+$/.test(e.name)) || e.name === 'grading.json' || e.name === 'ungraded.json') await rm(join(jobDir, e.name), { recursive: true, force: true });
   }
 }
 

@@ -26,7 +26,10 @@
  *   passed) is `status`, and the rates under `statistics` are job pass rates.
  * - Runs that ended in `error` or `skipped` are listed in `runs[]` (with `errors` ≥ 1 for an
  *   error) but left out of `run_summary`: skill-up never counts a broken run as a failed one.
- *   skill-creator's aggregator, re-run over the same folders, would count them as 0 %.
+ *   Their job folders hold no grading.json but `ungraded.json` (the same shape, {@link
+ *   gradingFileName}): skill-creator's aggregator reads every `run-<k>/grading.json` and takes a
+ *   missing `summary.pass_rate` as 0.0, so an errored run with a grading.json would score 0 %
+ *   there; without one, it warns `grading.json not found` and leaves the run out, as skill-up does.
  * - `time_seconds` is the job's wall time; `tokens` is every token the engine reported
  *   (input + output + cache read + cache write); `tool_calls` counts every tool call;
  *   `errors` is tool calls that reported an error, plus one when the job itself ended in `error`.
@@ -160,7 +163,7 @@ export interface BenchmarkBundle {
   engine: string;
   benchmark: BenchmarkJson;
   markdown: string;
-  /** `<root>/<case>/<variant>/run-<k>` → its grading.json. */
+  /** `<root>/<case>/<variant>/run-<k>` → its grading.json (or ungraded.json: `grading.status`, {@link gradingFileName}). */
   gradings: { dir: string; grading: GradingJson }[];
   /** `<root>/<case>` and `<root>/<case>/<variant>` → the case's eval_metadata.json. */
   evalMetadata: { dir: string; metadata: EvalMetadata }[];
@@ -236,7 +239,17 @@ function toolCounts(job: JobJson): Record<string, number> {
   return out;
 }
 
-/** grading.json of one job. */
+/**
+ * The name of a job's grading file in its folder: `grading.json` for a graded run (`pass`,
+ * `fail`), `ungraded.json` for one that ended in `error` or `skipped`, so that skill-creator's
+ * aggregator (which reads every `run-<k>/grading.json`, a missing pass rate as 0 %) leaves it
+ * out of its pass rates as skill-up's own statistics do.
+ */
+export function gradingFileName(status: JobJson['status']): 'grading.json' | 'ungraded.json' {
+  return status === 'pass' || status === 'fail' ? 'grading.json' : 'ungraded.json';
+}
+
+/** grading.json (or ungraded.json, {@link gradingFileName}) of one job. */
 export function gradingJson(job: JobJson): GradingJson {
   const passed = job.assertions.filter((a) => a.passed).length;
   const total = job.assertions.length;

@@ -12,12 +12,12 @@
  * |             | `eval_metadata.json` per case (skill-creator's files, src/report/benchmark.ts) |
  * | `html`      | `report.html` (one self-contained page, src/report/html/)                      |
  */
-import { constants } from 'node:fs';
+import { constants, rmSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { ReportFormat } from '../config/types.js';
 import type { JobResult } from '../run/types.js';
-import { benchmarkBundles, gradingJson } from './benchmark.js';
+import { benchmarkBundles, gradingFileName, gradingJson, type GradingJson } from './benchmark.js';
 import { buildSummaryMarkdown } from './markdown.js';
 import { secretValues } from './redact.js';
 import { redactor } from '../util/redact.js';
@@ -130,6 +130,18 @@ function putSmall(file: string, value: unknown, hint: FolderHint): void {
   writeSmallFileSync(file, jsonText(value, 2, true), { mkdir: true, hint });
 }
 
+/**
+ * Writes a job's grading file into its folder `jobDir`: grading.json for a graded run, else
+ * ungraded.json (src/report/benchmark.ts `gradingFileName`), removing a grading.json an earlier
+ * report left there, so skill-creator's aggregator never reads an errored run as a 0 % one.
+ */
+function putGrading(jobDir: string, grading: GradingJson, hint: FolderHint): void {
+  const name = gradingFileName(grading.status);
+  putSmall(join(jobDir, name), grading, hint);
+  // Only errored and skipped runs pay for this call; a stale ungraded.json beside a grading.json is read by no tool.
+  if (name !== 'grading.json') rmSync(join(jobDir, 'grading.json'), { force: true });
+}
+
 /** Options of {@link writeReports} and {@link writeDocReports}. */
 export interface WriteOptions {
   /**
@@ -151,15 +163,19 @@ export async function writeReports(dir: string, meta: RunMeta, results: JobResul
 
 /**
  * Writes a finished job's own report file, `<dir>/<result.outputDir>/grading.json`
- * (skill-creator's shape, src/report/benchmark.ts `gradingJson`), into its existing job folder
+ * (skill-creator's shape, src/report/benchmark.ts `gradingJson`; `ungraded.json` for a job that
+ * ended in `error` or `skipped`, `gradingFileName`), into its existing job folder
  * (never created here: no folder is made through a link an agent planted), secrets redacted.
  * The run calls it as each job ends, so an interrupted run keeps it too.
  * @throws Error `cannot write <file>: <why>` (disk full, out of descriptors, a folder in the way).
  */
 export async function writeJobFiles(dir: string, result: JobResult): Promise<void> {
-  const file = join(inside(dir, result.outputDir), 'grading.json');
+  const grading = gradingJson(jobJson(result));
+  const name = gradingFileName(grading.status);
+  const file = join(inside(dir, result.outputDir), name);
   try {
-    await writeJson(file, gradingJson(jobJson(result)), { newline: true });
+    await writeJson(file, grading, { newline: true });
+    if (name !== 'grading.json') await rm(join(inside(dir, result.outputDir), 'grading.json'), { force: true });
   } catch (e) {
     throw new Error(`cannot write ${file}: ${(e as Error).message}`, { cause: e });
   }
@@ -307,10 +323,10 @@ async function writeBenchmarks(dir: string, doc: ResultDoc, secrets: string[], j
     written.push(join(root, 'benchmark.json'), join(root, 'benchmark.md'));
     // Small per-run files: plain writes, no temp file and rename (that would double the
     // system calls of a 10,000-job run); each is tiny and rewritten whole.
-    if (jobFiles) for (const g of b.gradings) putSmall(join(inside(dir, g.dir), 'grading.json'), g.grading, hint);
+    if (jobFiles) for (const g of b.gradings) putGrading(inside(dir, g.dir), g.grading, hint);
     for (const m of b.evalMetadata) putSmall(join(inside(dir, m.dir), 'eval_metadata.json'), m.metadata, hint);
   }
   // Trigger jobs are in no benchmark (tasks only) but keep their own grading.json.
-  if (jobFiles) for (const j of doc.jobs) if (j.trigger) putSmall(join(inside(dir, j.output_dir), 'grading.json'), gradingJson(j), hint);
+  if (jobFiles) for (const j of doc.jobs) if (j.trigger) putGrading(inside(dir, j.output_dir), gradingJson(j), hint);
   return written;
 }

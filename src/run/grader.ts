@@ -235,8 +235,15 @@ async function copyWorkspace(from: string, root: string, id: string): Promise<{ 
   return { dir, homeDir };
 }
 
-/** Removes `<dir>/<skillDir>/<name>` for every engine skill folder and installed skill, never outside `dir`. */
-async function removeInstalledSkills(dir: string, skillDirs: readonly string[], names: readonly string[]): Promise<void> {
+/**
+ * Removes `<dir>/<skillDir>/<name>` for every engine skill folder and installed skill, and each
+ * of `paths` (workspace-relative install folders of path targets), never outside `dir`.
+ */
+async function removeInstalledSkills(dir: string, skillDirs: readonly string[], names: readonly string[], paths: readonly string[] = []): Promise<void> {
+  for (const p of paths) {
+    const abs = path.resolve(dir, p);
+    if (isInside(dir, abs) && abs !== dir) await rm(abs, { recursive: true, force: true });
+  }
   for (const sd of new Set(skillDirs)) {
     for (const name of names) {
       const abs = path.resolve(dir, sd, name);
@@ -346,7 +353,8 @@ async function graderRun(
   try {
     // The skill under test is the agent's, not the grader's: it sees the skill's files as a material instead.
     const jobAdapter = opts.adapters.get(opts.job.engine);
-    await removeInstalledSkills(ws.dir, [...(jobAdapter?.skillDirs ?? []), ...adapter.skillDirs], opts.installedSkills);
+    const targets = opts.skills.filter((k) => k.dir !== undefined && opts.installedSkills.includes(k.name)).map((k) => k.dir!);
+    await removeInstalledSkills(ws.dir, [...(jobAdapter?.skillDirs ?? []), ...adapter.skillDirs], opts.installedSkills, targets);
     const graderSkills: string[] = [];
     for (const skillDir of spec.skills) {
       const name = (await lintSkill(skillDir)).name ?? path.basename(skillDir);

@@ -14,7 +14,7 @@ import { createWorkspace, collectArtifacts, diffSnapshots, saveChanges, snapshot
 import type { DockerJob, DockerRun } from '../runtime/docker/runtime.js';
 import type { KnownFolders } from '../runtime/changes.js';
 import type { RemovalQueue } from '../runtime/removal.js';
-import { applySkillInstall, type SkillInstallPlan } from '../skill/install.js';
+import { applySkillInstall, skillInstallDir, type SkillInstallPlan } from '../skill/install.js';
 import { evaluatePostConditionOn, captureDetail } from '../judge/index.js';
 import { baselineFor, gradeFinished } from './grade.js';
 import { behaviourOfJob, loopThresholdOf } from '../judge/behaviour/index.js';
@@ -30,7 +30,13 @@ import { redactTextFileInPlace, redactUntracked, writeJson, writeText } from '..
 
 /** A skill ready to install: where it comes from and the folder name it gets. */
 export interface ResolvedSkill {
+  /** The name the skill is recorded under (`skills_installed`): `skills[].target` when a bare folder name, else its SKILL.md name (else its folder's). */
   name: string;
+  /**
+   * `skills[].target` when it is a path (holds a `/`): the workspace-relative folder the skill
+   * is installed into, posix separators. Absent: the skill goes to `<engine skill folder>/<name>`.
+   */
+  dir?: string;
   /** The checked file selection, computed once per run. */
   plan: SkillInstallPlan;
 }
@@ -159,7 +165,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     const known: KnownFolders = new Map();
     if (job.variant === 'with_skill') {
       for (const s of env.skills) {
-        const dest = join(ws.dir, adapter.skillDirs[0]!, s.name);
+        const dest = join(ws.dir, skillInstallDir(s, adapter.skillDirs[0]!));
         const applied = await applySkillInstall(s.plan, dest, { within: ws.dir });
         if (applied.states) known.set(relative(ws.dir, dest).split(sep).join('/'), applied.states);
         result.skillsInstalled.push(s.name);

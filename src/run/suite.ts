@@ -9,7 +9,8 @@
  */
 import { setMaxListeners } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { basename, isAbsolute, join, relative } from 'node:path';
+import { findEngineDefinition } from '../../engines/index.js';
+import { basename, isAbsolute, join, posix, relative } from 'node:path';
 import type { DockerRun } from '../runtime/docker/runtime.js';
 import { ConfigError } from '../config/diagnostics.js';
 import { missingVersionError } from '../config/engines.js';
@@ -98,7 +99,8 @@ export async function prepareRun(suite: Suite, engines: EngineConfig[], outputRo
   if (!settings) return { adapters, versions, skills, scripts };
   const { prepareDockerRun } = await import('../runtime/docker/runtime.js');
   const runId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
-  const docker = await prepareDockerRun(settings, process.env, runId, scripts.size > 0);
+  const needs = engines.map((e) => ({ engine: e.name, commands: findEngineDefinition(e.name)?.imageCommands ?? [] }));
+  const docker = await prepareDockerRun(settings, process.env, runId, scripts.size > 0, needs);
   const orphans = docker.orphansRemoved ? `; removed ${docker.orphansRemoved} container(s) a killed run left` : '';
   notice(`docker: ${docker.connection.engine} ${docker.connection.version} at ${docker.connection.endpoint}, image ${settings.image} (node ${docker.nodeVersion}), network ${settings.network}${orphans}`);
   return { adapters, versions, skills, scripts, docker };
@@ -119,7 +121,9 @@ async function resolveSkills(suite: Suite, outputRoot: string): Promise<Resolved
     try {
       // Read once for the whole run: every with_skill job installs this snapshot (src/skill/install.ts).
       const plan = await planSkillInstall({ skillDir: s.path, include: s.include, exclude, snapshot: true });
-      out.push({ name: s.target ?? info.name ?? basename(s.path), plan });
+      // A target with a `/` is a workspace-relative folder; a bare one, the folder name under the engine's skill folder.
+      const dir = s.target?.includes('/') ? posix.normalize(s.target).replace(/\/+$/, '') : undefined;
+      out.push({ name: (dir ? undefined : s.target) ?? info.name ?? basename(s.path), ...(dir ? { dir } : {}), plan });
     } catch (e) {
       if (!(e instanceof SkillInstallError)) throw e;
       throw new ConfigError([{ file: s.path, line: 0, col: 0, path: 'skills', message: e.message, severity: 'error' }]);

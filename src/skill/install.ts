@@ -287,3 +287,12 @@ export async function installSkill(opts: InstallSkillOptions): Promise<{ files: 
   const { files } = await applySkillInstall(await planSkillInstall(opts), opts.destDir);
   return { files };
 }
+
+/**
+ * The workspace-relative folder (posix separators) a skill is installed into for an engine whose
+ * first skill folder is `engineSkillDir` (`EngineAdapter.skillDirs[0]`, posix or native separators): `skills[].target` when it
+ * is a path, else `<engineSkillDir>/<name>` (schemas/eval.schema.json `skills.items.target`).
+ */
+export function skillInstallDir(skill: { name: string; dir?: string | undefined }, engineSkillDir: string): string {
+  return skill.dir ?? `${engineSkillDir.split('\\').join('/')}/${skill.name}`;
+}

@@ -1,12 +1,17 @@
 /**
- * SKILL.md parsing and linting against the agentskills.io specification: the frontmatter is
- * read with src/config/yaml-source.ts and checked against schemas/skill-frontmatter.schema.json
- * through src/config/schema-errors.ts (the same reader and translator as eval.yaml), plus the
- * rules a schema cannot express (the name is the folder's, the body's length).
+ * SKILL.md parsing and linting against the agentskills.io specification and the extension
+ * fields engines document: the frontmatter is read with src/config/yaml-source.ts and checked
+ * against schemas/skill-frontmatter.schema.json through src/config/schema-errors.ts (the same
+ * reader and translator as eval.yaml), plus the rules a schema cannot express (the name is the
+ * folder's, the body's length).
  *
  * Spec violations are errors (they block a run); skill-creator's stricter rules and the
- * progressive-disclosure size budget are warnings. Every diagnostic points at a line and
- * column of SKILL.md itself (not of the frontmatter substring).
+ * progressive-disclosure size budget are warnings. An engine's documented extension field
+ * (Claude Code's `model`, `context`, …) is a note naming the engine, a wrong type in one a
+ * warning; a field nobody documents is a warning that `--strict` makes an error. Real skills
+ * use these fields and the engine loads them: moving them under `metadata` would break them.
+ * Every diagnostic points at a line and column of SKILL.md itself (not of the frontmatter
+ * substring).
  */
 import { constants } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
@@ -18,13 +23,67 @@ import { requireCjs } from '../util/cjs.js';
 const { isMap, isScalar } = requireCjs('yaml') as typeof YamlLib;
 import { DiagnosticBag, type Diagnostic } from '../config/diagnostics.js';
 import { fileKind, fileKindProblem } from '../config/paths.js';
-import { reportSchemaErrors, type Phrasing, type SchemaProblem } from '../config/schema-errors.js';
+import { schemaAt } from '../config/schema.js';
+import { expected, manyUnknownKeysMessage, MAX_UNKNOWN_KEYS_LISTED, reportSchemaErrors, type Phrasing, type SchemaProblem } from '../config/schema-errors.js';
 import { Field, parseYaml } from '../config/yaml-source.js';
 import { ContainmentError, realpathNearest, resolveInside } from '../util/contain.js';
 import { nearest } from '../util/did-you-mean.js';
 
-/** The frontmatter fields the agentskills.io specification allows, in spec order. */
+/** The frontmatter fields the agentskills.io specification allows, in spec order (https://agentskills.io/specification). */
 export const SPEC_FIELDS = ['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'] as const;
+
+/** A frontmatter field one engine documents beyond the specification (or uses where the spec leaves it experimental). */
+export interface ExtensionField {
+  /** The engine that documents it, as users name it: `Claude Code`. */
+  engine: string;
+  /** What it does there, a few words for the note. */
+  does: string;
+  /** Where the engine documents it. */
+  source: string;
+}
+
+const CLAUDE_CODE_SKILLS = 'https://code.claude.com/docs/en/skills#frontmatter-reference';
+
+/**
+ * Frontmatter fields accepted beyond the specification's, each with a note naming its engine.
+ * Types are in schemas/skill-frontmatter.schema.json (a wrong one is a warning here).
+ *
+ * Where each engine documents its SKILL.md fields:
+ *
+ * | engine | fields beyond the spec | source |
+ * |---|---|---|
+ * | agentskills.io spec | — (`name`, `description`, `license`, `compatibility`, `metadata`, `allowed-tools` experimental) | https://agentskills.io/specification |
+ * | Claude Code | `when_to_use`, `argument-hint`, `arguments`, `disable-model-invocation`, `user-invocable`, `model`, `effort`, `context`, `agent`, `hooks`, `paths`, `shell`; uses `allowed-tools` (string or list); `name` optional there | https://code.claude.com/docs/en/skills#frontmatter-reference |
+ * | OpenCode | none: reads `name`, `description`, `license`, `compatibility`, `metadata`; "unknown frontmatter fields are ignored" | https://opencode.ai/docs/skills |
+ * | Codex | none in SKILL.md (`name`, `description`); extras live in `agents/openai.yaml` | https://developers.openai.com/codex/skills |
+ * | Gemini CLI | none (`name`, `description`) | https://geminicli.com/docs/cli/skills |
+ * | Qwen Code | none (`name`, `description` checked) | https://github.com/QwenLM/qwen-code/blob/main/docs/users/features/skills.md |
+ *
+ * Other engines load a skill using Claude Code's fields and ignore them.
+ */
+export const EXTENSION_FIELDS: Readonly<Record<string, ExtensionField>> = {
+  'allowed-tools': { engine: 'Claude Code', does: 'tools pre-approved while the skill is active', source: CLAUDE_CODE_SKILLS },
+  when_to_use: { engine: 'Claude Code', does: 'more trigger context, appended to the description', source: CLAUDE_CODE_SKILLS },
+  'argument-hint': { engine: 'Claude Code', does: 'the hint shown after `/skill-name`', source: CLAUDE_CODE_SKILLS },
+  arguments: { engine: 'Claude Code', does: 'named arguments substituted as `$name` in the body', source: CLAUDE_CODE_SKILLS },
+  'disable-model-invocation': { engine: 'Claude Code', does: '`true`: only `/skill-name` runs the skill, Claude never loads it by itself', source: CLAUDE_CODE_SKILLS },
+  'user-invocable': { engine: 'Claude Code', does: '`false`: hidden from the `/` menu', source: CLAUDE_CODE_SKILLS },
+  model: { engine: 'Claude Code', does: 'the model used while the skill is active', source: CLAUDE_CODE_SKILLS },
+  effort: { engine: 'Claude Code', does: 'the effort level while the skill is active', source: CLAUDE_CODE_SKILLS },
+  context: { engine: 'Claude Code', does: '`fork` runs the skill in a forked subagent', source: CLAUDE_CODE_SKILLS },
+  agent: { engine: 'Claude Code', does: 'the subagent type used with `context: fork`', source: CLAUDE_CODE_SKILLS },
+  hooks: { engine: 'Claude Code', does: "hooks scoped to the skill's lifetime", source: CLAUDE_CODE_SKILLS },
+  paths: { engine: 'Claude Code', does: 'globs that limit when Claude loads the skill by itself', source: CLAUDE_CODE_SKILLS },
+  shell: { engine: 'Claude Code', does: "the shell of the body's inline `!` commands", source: CLAUDE_CODE_SKILLS },
+};
+
+/** The extension field `key`, if it is one (an own key: `constructor` is not). */
+function extensionOf(key: string): ExtensionField | undefined {
+  return Object.prototype.hasOwnProperty.call(EXTENSION_FIELDS, key) ? EXTENSION_FIELDS[key] : undefined;
+}
+
+/** Every field lint knows: the spec's, then the engines' extensions (the did-you-mean candidates). */
+const KNOWN_FIELDS: readonly string[] = [...new Set<string>([...SPEC_FIELDS, ...Object.keys(EXTENSION_FIELDS)])];
 
 /** Limits from the specification and from skill-creator (body size). */
 export const LIMITS = { name: 64, description: 1024, compatibility: 500, bodyLines: 500 } as const;
@@ -45,10 +104,13 @@ export interface SkillLintResult {
  * such a SKILL.md is never read), frontmatter missing or unclosed, YAML
  * syntax errors, frontmatter that is not a map, `name` missing / not 1–64 chars of
  * `[a-z0-9-]` / leading, trailing or doubled hyphen / different from the folder name,
- * `description` missing / empty / over 1024 chars, unknown fields (with a did-you-mean),
- * `license` not a string, `compatibility` not 1–500 chars, `metadata` not a string→string
- * map, `allowed-tools` not a string.
- * Warnings: body over 500 lines; `<` or `>` in the description (skill-creator rule).
+ * `description` missing / empty / over 1024 chars, `license` not a string, `compatibility`
+ * not 1–500 chars, `metadata` not a string→string map.
+ * Warnings: unknown fields (with a did-you-mean; marked `strict`: `--strict` makes them errors,
+ * see strictErrors in src/config/diagnostics.ts); a wrong type in an extension field of
+ * {@link EXTENSION_FIELDS} (`allowed-tools` included: a string or a list); body over 500 lines;
+ * `<` or `>` in the description (skill-creator rule).
+ * Notes (`info`): one per extension field used, naming its engine.
  *
  * Never throws for bad input: every problem becomes a diagnostic (`file` is the absolute
  * SKILL.md path, or the folder when SKILL.md is missing; `line`/`col` 1-based).
@@ -133,9 +195,43 @@ export async function lintSkill(skillDir: string): Promise<SkillLintResult> {
     }
   }
 
+  // Fields nobody documents are warnings (errors only under --strict), so the schema, whose
+  // `additionalProperties: false` is the strict form, checks the known fields only.
+  const keys = root.entries().map(([k]) => k);
+  const unknown = keys.filter((k) => !KNOWN_FIELDS.includes(k) && !nonStringKeys.has(k));
+  const knownOnly = Object.fromEntries(keys.filter((k) => KNOWN_FIELDS.includes(k)).map((k) => [k, root.get(k).value]));
+  const checked = new Field(src, bag, [], knownOnly);
   // The spec's rules as a JSON Schema (schemas/skill-frontmatter.schema.json), worded as
-  // skill-up has always worded them.
-  reportSchemaErrors('skill-frontmatter', root, (p) => phraseFrontmatter(p, frontmatter, nonStringKeys));
+  // skill-up has always worded them; an extension field's type problem is set aside here.
+  const badType = new Set<string>();
+  reportSchemaErrors('skill-frontmatter', checked, (p) => {
+    const top = p.segments[0];
+    if (typeof top === 'string' && extensionOf(top)) {
+      badType.add(top);
+      return [];
+    }
+    return phraseFrontmatter(p, frontmatter, nonStringKeys);
+  });
+  const warnUnknown = (key: string, message: string) => {
+    const f = root.get(key);
+    const { line, col } = f.position('key');
+    bag.warn(file, line, col, f.path, message, { strict: true });
+  };
+  if (unknown.length > MAX_UNKNOWN_KEYS_LISTED) warnUnknown(unknown[0]!, manyUnknownKeysMessage(unknown, KNOWN_FIELDS));
+  else for (const k of unknown) warnUnknown(k, unknownFieldMessage(k));
+  for (const k of keys) {
+    const ext = extensionOf(k);
+    if (!ext) continue;
+    const value = root.get(k).value;
+    if (badType.has(k)) {
+      const f = root.get(k);
+      const { line, col } = f.position('value');
+      bag.warn(file, line, col, f.path, wrongTypeMessage(k, ext, value));
+      continue;
+    }
+    const { line, col } = root.get(k).position('key');
+    bag.note(file, line, col, k, extensionNote(k, ext, value));
+  }
 
   const name = root.get('name').str();
   const description = root.get('description').str();
@@ -173,6 +269,8 @@ function phraseFrontmatter(p: SchemaProblem, frontmatter: string, nonStringKeys:
   if (segments.length === 0) {
     if (e.keyword === 'required') return { message: `required field \`${String(params.missingProperty)}\` is missing`, at: 'key', child: String(params.missingProperty) };
     if (e.keyword === 'additionalProperties') {
+      // Unknown fields never reach the schema (lintSkill warns of them); a key that is not a
+      // string is reported as such.
       const key = String(params.additionalProperty);
       return nonStringKeys.has(key) ? [] : { message: unknownFieldMessage(key), at: 'key', child: key };
     }
@@ -198,8 +296,6 @@ function phraseFrontmatter(p: SchemaProblem, frontmatter: string, nonStringKeys:
       if (e.keyword === 'pattern' || e.keyword === 'minLength') return at('`compatibility` must not be empty (omit the field instead)');
       if (e.keyword === 'maxLength') return at(`\`compatibility\` is ${length} characters; the limit is ${LIMITS.compatibility}`);
       return undefined;
-    case 'allowed-tools':
-      return at(`\`allowed-tools\` must be a space-separated string such as "Bash(git:*) Read", not ${kind}`);
     case 'metadata':
       return at(`\`metadata\` must be a map of string keys to string values, not ${kind}`);
     default:
@@ -232,9 +328,26 @@ function nameCharacterProblems(name: string): string[] {
 
 function unknownFieldMessage(key: string): string {
   const allowed = SPEC_FIELDS.join(', ');
-  const suggestion = nearest(key, SPEC_FIELDS);
+  const suggestion = nearest(key, KNOWN_FIELDS);
   const tail = suggestion ? `; did you mean \`${suggestion}\`?` : '; put custom keys under `metadata`';
-  return `unknown frontmatter field \`${key}\`; the agentskills.io spec allows ${allowed}${tail}`;
+  return `unknown frontmatter field \`${key}\`; the agentskills.io spec allows ${allowed} (and Claude Code documents ${Object.keys(EXTENSION_FIELDS).length - 1} more, e.g. \`model\`)${tail}`;
+}
+
+/** The note for an extension field: "`model` is a Claude Code field (…): other engines ignore it". */
+function extensionNote(key: string, ext: ExtensionField, value: unknown): string {
+  if (key === 'allowed-tools') {
+    const list = Array.isArray(value) ? '; the list form is Claude Code\'s (the spec\'s is a space-separated string)' : '';
+    return `\`allowed-tools\` is experimental in the agentskills.io spec and used by ${ext.engine} (${ext.does}): other engines may ignore it${list}`;
+  }
+  return `\`${key}\` is a ${ext.engine} field (${ext.does}): other engines ignore it`;
+}
+
+/** "`disable-model-invocation` should be `true` or `false`, not a string (a Claude Code field: …)": a warning, not an error. */
+function wrongTypeMessage(key: string, ext: ExtensionField, value: unknown): string {
+  const schema = schemaAt('skill-frontmatter', [key]) ?? {};
+  const want = expected(schema);
+  const unquote = schema.type === 'boolean' && (value === 'true' || value === 'false') ? ` (write ${value} without quotes)` : '';
+  return `\`${key}\` should be ${want}, not ${describeValue(value)}${unquote} (a ${ext.engine} field: ${ext.does})`;
 }
 
 type Split =

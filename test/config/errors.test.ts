@@ -429,6 +429,12 @@ describe('engines', () => {
     ['a missing mount', 'environment: {type: docker, image: x, mounts: [{source: nope, target: /n}]}\n', /not found in the skill folder/],
     ['a relative mount target', 'environment: {type: docker, image: x, mounts: [{source: evals, target: data}]}\n', /target/],
     ['zero cpus', 'environment: {type: docker, image: x, cpus: 0}\n', /cpus|greater|> 0|0/],
+    ['a hundredth of a CPU less', 'environment: {type: docker, image: x, cpus: 0.001}\n', /less than 0\.01/],
+    ['more than 1 TiB of memory', 'environment: {type: docker, image: x, memory: 99999999999g}\n', /more than 1 TiB/],
+    ['an image path that climbs (a redirect of the daemon request)', 'environment: {type: docker, image: "../../127.0.0.1:8999/x"}\n', /image `\.\.\/\.\.\/127\.0\.0\.1:8999\/x` has a registry host/],
+    ['an image with a shell line', 'environment: {type: docker, image: "x; rm -rf /"}\n', /image `x; rm -rf \/`/],
+    ['an upper-case image name', 'environment: {type: docker, image: Node}\n', /name part `Node`/],
+    ['a user name (only numeric users are given the workspace)', 'environment: {type: docker, image: x, user: nobody}\n', /numeric `uid`/],
   ])('docker: %s is refused', async (_name, env, re) => {
     only(await loadErrors(suite(env)), re);
   });

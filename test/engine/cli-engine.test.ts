@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decideTurnError, type ErrorFacts } from '../../src/engine/cli-engine.js';
+import { firstErrorLine } from '../../src/engine/proc.js';
 import type { EngineError } from '../../src/engine/types.js';
 import { procResult } from '../support/engine.js';
 
@@ -51,6 +52,25 @@ describe('decideTurnError: one precedence for every CLI engine', () => {
     expect(decideTurnError(procResult({ exitCode: null, signal: 'SIGSEGV' }), clean, 1000, '', done)).toEqual({ kind: 'crash', message: 'killed by SIGSEGV' });
     const long = Array.from({ length: 8 }, (_, i) => `line ${i + 1}`).join('\n');
     expect(decideTurnError(procResult({ exitCode: 2 }), clean, 1000, long, done)?.message).toBe('exited with code 2: line 4\nline 5\nline 6\nline 7\nline 8');
+  });
+
+  it('a crash quotes stderr’s first error line (from its head, past a long stack) and names the stderr file', () => {
+    const stack = ['file:///x/agent.mjs:3', '             ^', '', "TypeError: Cannot read properties of undefined (reading 'retries')", ...Array.from({ length: 40 }, (_, i) => `    at frame${i} (node:internal/x:${i}:1)`), '', 'Node.js v20.20.2'].join('\n');
+    const tail = stack.split('\n').slice(-6).join('\n'); // only frames: the error line is not in it
+    const ref = { file: 'outputs/turn-1.stderr.txt', head: stack };
+    expect(decideTurnError(procResult({ exitCode: 1 }), clean, 1000, tail, done, ref)?.message).toBe("exited with code 1: TypeError: Cannot read properties of undefined (reading 'retries') (stderr: outputs/turn-1.stderr.txt)");
+    // No error-looking line: the last lines, still with the file.
+    expect(decideTurnError(procResult({ exitCode: 2 }), clean, 1000, 'a\nb\n', done, { file: 'outputs/turn-2.stderr.txt', head: 'a\nb\n' })?.message).toBe('exited with code 2: a\nb (stderr: outputs/turn-2.stderr.txt)');
+    // Nothing on stderr: no file named.
+    expect(decideTurnError(procResult({ exitCode: 2 }), clean, 1000, '', done, { file: 'outputs/turn-1.stderr.txt', head: '' })?.message).toBe('exited with code 2');
+  });
+
+  it('firstErrorLine: the shapes runtimes print, never a stack frame', () => {
+    for (const line of ['Error: boom', 'TypeError: x is not a function', 'Error [ERR_MODULE_NOT_FOUND]: Cannot find package', 'java.lang.IllegalStateException: bad', 'ValueError: invalid literal', 'error: unexpected argument', 'error[E0425]: cannot find value', 'fatal: not a git repository', 'panic: runtime error', 'ERROR something broke']) {
+      expect(firstErrorLine(`noise\n  ${line}\n    at f (x.js:1:1)`), line).toBe(line);
+    }
+    expect(firstErrorLine('    at ModuleJob.run (node:internal/modules/esm/module_job:325:25)\nNode.js v20')).toBeUndefined();
+    expect(firstErrorLine('', 'later: Error: not at the start\nRuntimeError: second text')).toBe('RuntimeError: second text');
   });
 
   it('last, an exit 0 the output does not show as completed is `protocol` with the engine’s message; a completed one is no error', () => {

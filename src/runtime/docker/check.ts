@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { packageFolders } from '../../engine/cli-engine.js';
 import type { EngineCheck } from '../../engine/resolve.js';
 import { startJobContainer } from './container.js';
-import { connectDocker, imageNodeVersion, inspectImage } from './daemon.js';
+import { connectDocker, imageMissingCommands, imageNodeVersion, inspectImage } from './daemon.js';
+import { findEngineDefinition } from '../../../engines/index.js';
 
 /** The daemon part of the check: ok with what answered, or the one-line reason. */
 export type DaemonCheck =
@@ -65,7 +66,9 @@ export async function checkEnginesInImage(image: string, engines: EngineCheck[],
         const stderrFile = join(dir, 'stderr.txt');
         const r = await container.run(e.path, ['--version'], { cwd: '/', env: { HOME: '/tmp' }, stdoutFile, stderrFile, timeoutMs: VERSION_TIMEOUT_MS });
         const text = (await readFile(stdoutFile, 'utf8')).trim();
-        if (r.exitCode === 0 && text) out.push({ ...e, version: text.split('\n')[0]!.trim() });
+        const lacks = r.exitCode === 0 && text ? await imageMissingCommands(conn.docker, image, path, findEngineDefinition(e.name)?.imageCommands ?? []) : [];
+        if (lacks.length > 0) out.push({ name: e.name, ok: false, path: e.path, ...(e.source ? { source: e.source } : {}), message: `the image has no ${lacks.map((c) => `\`${c}\``).join(', ')} on its PATH (${path}), which ${e.name}'s tools need` });
+        else if (r.exitCode === 0 && text) out.push({ ...e, version: text.split('\n')[0]!.trim() });
         else {
           const why = r.startError ?? ((await readFile(stderrFile, 'utf8')).trim().split('\n').slice(-3).join(' ') || `exit ${r.exitCode ?? r.signal}`);
           out.push({ name: e.name, ok: false, path: e.path, ...(e.source ? { source: e.source } : {}), message: `\`${e.path} --version\` failed inside the image: ${why}` });

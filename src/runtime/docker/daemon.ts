@@ -257,6 +257,39 @@ export async function imageNodeVersion(docker: Dockerode, image: string, imagePa
 }
 
 /**
+ * Which of `commands` the image lacks on its PATH (`sh -c 'command -v …'` in a throwaway
+ * container, network none, removed after): what an engine needs besides Node (bash for Claude
+ * Code's, Gemini CLI's and Qwen Code's shell tools, rg for OpenCode). Empty when it has them all.
+ * @throws DockerUnavailable when the probe itself cannot run (the daemon's message).
+ */
+export async function imageMissingCommands(docker: Dockerode, image: string, imagePath: string, commands: readonly string[]): Promise<string[]> {
+  if (commands.length === 0) return [];
+  // Names only ([a-z0-9._-]): they go into a shell line.
+  const names = commands.filter((c) => /^[A-Za-z0-9._-]+$/.test(c));
+  const script = names.map((c) => `command -v ${c} >/dev/null 2>&1 || echo ${c}`).join('; ');
+  let container: Dockerode.Container | undefined;
+  try {
+    container = await docker.createContainer({
+      Image: image,
+      Entrypoint: ['/bin/sh', '-c'],
+      Cmd: [script],
+      Env: [`PATH=${imagePath}`],
+      Labels: { 'skill-up.probe': 'commands', 'skill-up.pid': String(process.pid), 'skill-up.host': os.hostname() },
+      HostConfig: { NetworkMode: 'none' },
+    });
+    await container.start();
+    await container.wait();
+    const logs = demuxBuffer(await container.logs({ stdout: true, stderr: true, follow: false }));
+    return logs.stdout.split('\n').map((l) => l.trim()).filter((l) => names.includes(l));
+  } catch (e) {
+    if (e instanceof DockerUnavailable) throw e;
+    throw new DockerUnavailable(`cannot check the commands of image \`${image}\` (${names.join(', ')}): ${daemonMessage(e)}`);
+  } finally {
+    await container?.remove({ force: true, v: true }).catch(() => undefined);
+  }
+}
+
+/**
  * A multiplexed log buffer (non-TTY container: frames of [stream 1|2, 0, 0, 0, size uint32 BE]
  * then the payload) split into stdout and stderr text. For small outputs only (held whole).
  */

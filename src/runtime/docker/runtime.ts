@@ -18,15 +18,18 @@
  *   abort), and at the next run's start when a killed run left them (src/runtime/docker/container.ts).
  */
 import { rmSync } from 'node:fs';
-import { chmod, mkdtemp, readFile } from 'node:fs/promises';
+import { chmod, lchown, mkdtemp, readdir, readFile } from 'node:fs/promises';
 import type * as Net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { basename, join, relative, sep } from 'node:path';
 import type { DockerSettings } from '../../config/types.js';
 import type { ProcessRunner, ProcResult } from '../../engine/proc.js';
 import { readTail } from '../../engine/proc.js';
 import { startJobContainer, removeOrphanContainers, removeRunContainers, type JobContainer } from './container.js';
-import { connectDocker, dockerEndpoint, DockerUnavailable, imageNodeVersion, inspectImage, type DockerConnection, type ImageInfo } from './daemon.js';
+import { connectDocker, dockerEndpoint, DockerUnavailable, imageMissingCommands, imageNodeVersion, inspectImage, type DockerConnection, type ImageInfo } from './daemon.js';
+
+/** Variables naming files of this machine, which a container does not have. */
+const HOST_PATH_VARS = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE'];
 
 /** Where the model server's socket folder appears in every container. */
 const SOCKET_DIR_IN_CONTAINER = '/run/skill-up-model';
@@ -109,9 +112,16 @@ export interface DockerJob {
  * and removes containers killed runs left. Runs before the first job: a run that cannot have
  * its containers stops here, never falling back to this machine.
  * @param scripted whether any engine of the run uses the scripted model server.
+ * @param needs each engine's commands the image must have (EngineDefinition.imageCommands).
  * @throws DockerUnavailable (src/runtime/docker/daemon.ts) with a one-line message.
  */
-export async function prepareDockerRun(settings: DockerSettings, env: Record<string, string | undefined>, runId: string, scripted: boolean): Promise<DockerRun> {
+export async function prepareDockerRun(
+  settings: DockerSettings,
+  env: Record<string, string | undefined>,
+  runId: string,
+  scripted: boolean,
+  needs: { engine: string; commands: readonly string[] }[] = [],
+): Promise<DockerRun> {
   const endpoint = dockerEndpoint(env);
   // Bind mounts name this machine's folders: a daemon elsewhere would mount its own, empty ones.
   if (endpoint.kind === 'tcp' && !['localhost', '127.0.0.1', '::1', '[::1]'].includes(endpoint.host)) {
@@ -122,6 +132,12 @@ export async function prepareDockerRun(settings: DockerSettings, env: Record<str
   const connection = await connectDocker(env);
   const image = await inspectImage(connection.docker, settings.image, connection.endpoint);
   const nodeVersion = await imageNodeVersion(connection.docker, settings.image, image.path);
+  const wanted = [...new Set(needs.flatMap((n) => n.commands))];
+  const missing = await imageMissingCommands(connection.docker, settings.image, image.path, wanted);
+  if (missing.length > 0) {
+    const who = missing.map((c) => `\`${c}\` (${needs.filter((n) => n.commands.includes(c)).map((n) => n.engine).join(', ')})`).join(', ');
+    throw new DockerUnavailable(`image \`${settings.image}\` has no ${who} on its PATH (${image.path}), which the engine's tools need: every job would fail for the image's sake; add it to the image`);
+  }
   const orphansRemoved = await removeOrphanContainers(connection.docker).catch(() => 0);
   const needsModelSocket = scripted && settings.network !== 'host';
   // A short path: a Unix socket's path holds at most 107 bytes.
@@ -159,11 +175,22 @@ async function startJob(run: DockerRun, runId: string, o: StartJobOptions): Prom
   if (settings.workdir) binds.push({ host: o.workspace, container: settings.workdir, readOnly: false });
   // An engine path under a folder already mounted needs no mount of its own.
   const mounted = (p: string) => binds.some((b) => b.host === p || p.startsWith(b.host + sep));
-  for (const p of [...new Set(o.enginePaths)].sort()) if (!mounted(p)) binds.push(ro(p));
+  // A numeric user other than root cannot pass through the image's private folders (its /root is
+  // 0700, where skill-up's engine cache lives when skill-up runs as root): that user gets the
+  // engine's package under /opt/skill-up/ instead, and the executable's path is mapped to it.
+  const asOther = settings.user !== undefined && !/^0(:|$)/.test(settings.user);
+  const enginePlaces = new Map<string, string>();
+  for (const [i, p] of [...new Set(o.enginePaths)].sort().entries()) {
+    if (mounted(p)) continue;
+    const at = asOther ? `/opt/skill-up/engine-${i}-${basename(p)}` : p;
+    enginePlaces.set(p, at);
+    binds.push(ro(p, at));
+  }
   for (const m of settings.mounts) binds.push(ro(m.source, m.target));
   const relay = run.socketDir !== undefined && o.modelPort !== undefined;
   if (relay) binds.push(ro(run.socketDir!, SOCKET_DIR_IN_CONTAINER));
   const user = containerUser(settings);
+  if (asOther) await giveTo(settings.user!, [o.workspace, o.homeDir, o.outputDir]);
   const container = await startJobContainer(
     run.connection.docker,
     {
@@ -181,6 +208,7 @@ async function startJob(run: DockerRun, runId: string, o: StartJobOptions): Prom
     o.signal,
   );
   const inside = (p: string) => {
+    for (const [host, at] of enginePlaces) if (host !== at && (p === host || p.startsWith(host + sep))) return join(at, relative(host, p));
     if (!settings.workdir) return p;
     if (p === o.workspace) return settings.workdir;
     return p.startsWith(o.workspace + sep) ? join(settings.workdir, relative(o.workspace, p)) : p;
@@ -191,6 +219,10 @@ async function startJob(run: DockerRun, runId: string, o: StartJobOptions): Prom
     runner: async (file, args, opts) => {
       const env = { ...opts.env };
       if (env.PWD !== undefined) env.PWD = inside(env.PWD);
+      // Paths of this machine that mean nothing inside: the temp folder is the container's own
+      // (a host TMPDIR beside a mount is a root-owned mount point there), certificates the image's.
+      for (const v of HOST_PATH_VARS) delete env[v];
+      for (const v of ['TMPDIR', 'TMP', 'TEMP']) if (env[v] !== undefined) env[v] = '/tmp';
       const r = await container.run(inside(file), args, { ...opts, cwd: inside(opts.cwd), env });
       await noteOutOfMemory(job, r, settings);
       return r;
@@ -199,12 +231,47 @@ async function startJob(run: DockerRun, runId: string, o: StartJobOptions): Prom
     remove: () => container.remove(),
   };
   try {
+    if (asOther) await checkWritable(job, o, settings.user!);
     if (relay) await startRelay(job, o.outputDir, o.modelPort!, settings.network);
   } catch (e) {
     await container.remove();
     throw e;
   }
   return job;
+}
+
+/**
+ * Gives the job's folders to the container's numeric `user` (`uid[:gid]`, gid defaulting to uid),
+ * every entry, links not followed. @throws Error naming the user and why (EPERM: skill-up is not root).
+ */
+async function giveTo(user: string, roots: string[]): Promise<void> {
+  const [uid, gid = uid] = user.split(':').map(Number) as [number, number?];
+  const walk = async (p: string): Promise<void> => {
+    await lchown(p, uid, gid);
+    const entries = await readdir(p, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      if (e.isDirectory()) await walk(join(p, e.name));
+      else await lchown(join(p, e.name), uid, gid);
+    }
+  };
+  try {
+    for (const r of roots) await walk(r);
+  } catch (e) {
+    throw new Error(
+      `cannot give the job's workspace to the container's user ${user} (environment.user): ${(e as Error).message}; a user other than skill-up's own needs skill-up to run as root, or leave \`user\` unset to run as your own uid`,
+      { cause: e },
+    );
+  }
+}
+
+/** Before the agent: the container's `user` can write the workspace and its home (else the job would fail for no fault of the agent's). */
+async function checkWritable(job: DockerJob, o: StartJobOptions, user: string): Promise<void> {
+  const probe = join(o.outputDir, 'outputs', 'user-check.txt');
+  const r = await job.runner('sh', ['-c', 'test -w . && test -w "$HOME" && echo ok'], { cwd: o.workspace, env: { HOME: o.homeDir }, stdoutFile: probe, stderrFile: `${probe}.stderr`, timeoutMs: 30_000 });
+  const said = await readFile(probe, 'utf8').catch(() => '');
+  if (r.exitCode !== 0 || !said.startsWith('ok')) {
+    throw new Error(`the container's user ${user} (environment.user) cannot write the workspace ${job.workdir} or its home ${o.homeDir} inside the container${r.startError ? `: ${r.startError}` : ''}; check that the image lets that user reach those paths`);
+  }
 }
 
 /**

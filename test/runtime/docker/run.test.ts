@@ -17,7 +17,7 @@
  * CLI's own pid, so other tests sharing the daemon do not disturb the count).
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -317,6 +317,35 @@ describe.skipIf(!HOST)(`skill-up run with environment.type: docker (built CLI, r
     expect(seen).toHaveLength(2);
     expect(await containersOf(HOST!, r.pid)).toEqual([]);
   }, 60_000);
+
+  it('8. user "1000:1000": the workspace is given to that user, and Claude Code (its package mounted under /opt/skill-up/) runs and passes', async () => {
+    const model = ['rules:', '  - when: { prompt_contains: notes }', '    reply:', '      - write_file: { path: notes.md, content: "# Notes\\n" }', '      - say: "Created notes.md"', ''].join('\n');
+    const cases = { notes: { input: { prompt: 'Create notes.md with a Notes heading.' }, expect: { files_exist: ['notes.md'] } } };
+    const evalDoc = { schema_version: 'v1alpha1', engine: { name: 'claude_code', model: { provider: 'scripted', script: 'evals/model.yaml' } }, environment: dockerEnv({ user: '1000:1000' }), cases: { files: ['evals/cases/*.yaml'] } };
+    const r = await run(suite(evalDoc, cases, { 'evals/model.yaml': model }), ['--keep-workspaces']);
+    const j = jobOf(r, 'notes/with_skill/run-1') as Job & { workspace?: string };
+    expect(j.status, `${j.reason ?? ''}\n${r.stderr.slice(-2000)}`).toBe('pass');
+    // The agent wrote as that user, into the workspace it was given.
+    const ws = (JSON.parse(readFileSync(join(r.out, 'iteration-1', 'result.json'), 'utf8')) as { jobs: { workspace?: string }[] }).jobs[0]!.workspace!;
+    expect(statSync(join(ws, 'notes.md')).uid).toBe(1000);
+    expect(await containersOf(HOST!, r.pid)).toEqual([]);
+  });
+
+  it('9. an image without the bash Claude Code\'s shell tool needs: exit 3 before any job, naming bash and the engine', async () => {
+    // The test image without /usr/bin/bash, made here with a container commit.
+    const docker = dockerAt(HOST!);
+    const c = await docker.createContainer({ Image: NODE_IMAGE, Entrypoint: ['/bin/sh', '-c', 'rm -f /usr/bin/bash'], HostConfig: { NetworkMode: 'none' } });
+    await c.start();
+    await c.wait();
+    await c.commit({ repo: 'skill-up-test/node-nobash', tag: 'latest' });
+    await c.remove({ force: true });
+    const evalDoc = { schema_version: 'v1alpha1', engine: { name: 'claude_code', model: { provider: 'scripted', script: 'evals/model.yaml' } }, environment: dockerEnv({ image: 'skill-up-test/node-nobash:latest' }), cases: { files: ['evals/cases/*.yaml'] } };
+    const r = await run(suite(evalDoc, { a: { input: { prompt: 'hi' } } }, { 'evals/model.yaml': 'rules:\n  - reply:\n      - say: hi\n' }));
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/has no `bash` \(claude_code\) on its PATH/);
+    expect(r.jobs).toEqual([]);
+  });
 
   it('6. workdir: /workspace: the agent works there and what it writes is in the job workspace (files_exist, collected artifacts)', async () => {
     const skill = suite(
