@@ -44,3 +44,36 @@ unmount_all() {
     exit 1
   fi
 }
+
+# claim_root NAME MARKER SOCK PIDFILE LOG STOP WHAT: the start of start-dockerd.sh and
+# start-podman.sh. Checks $root (absolute; trailing / dropped) and sets sock, pidfile and log
+# under it; a daemon of this root that answers is reused (DOCKER_HOST printed, exit 0); a stale
+# root (MARKER present) is cleaned up with the STOP script; a non-empty folder without MARKER is
+# refused. WHAT names the root in messages; ping_ok and daemon_alive (below) read what it sets.
+claim_root() {
+  local name=$1 marker=$2 stop=$6 what=$7
+  case "$root" in /?*) ;; *) echo "$name: ROOT must be an absolute path, got '$root'" >&2; exit 1 ;; esac
+  root="${root%/}"
+  sock="$root/$3"
+  pidfile="$root/$4"
+  log="$root/$5"
+  # A unix socket path holds at most 107 bytes.
+  if [ ${#sock} -gt 100 ]; then echo "$name: socket path too long (${#sock} > 100): $sock" >&2; exit 1; fi
+  if daemon_alive && ping_ok; then
+    echo "$name: already running (pid $(cat "$pidfile")) at $sock" >&2
+    echo "DOCKER_HOST=unix://$sock"
+    exit 0
+  fi
+  if [ -e "$root/$marker" ]; then
+    echo "$name: cleaning up a stale $what at $root" >&2
+    "$here/$stop" "$root" >&2
+  fi
+  if [ -e "$root" ] && [ -n "$(ls -A "$root" 2>/dev/null)" ] && [ ! -e "$root/$marker" ]; then
+    echo "$name: $root exists, is not empty and was not made by this script; refusing to use it" >&2
+    exit 1
+  fi
+}
+
+# Whether the daemon at $sock answers GET /_ping, and whether the process in $pidfile lives.
+ping_ok() { curl -fsS --max-time 2 --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; }
+daemon_alive() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }

@@ -21,31 +21,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="${1:-${SKILL_UP_DOCKERD_ROOT:-/tmp/skill-up-dockerd}}"
 wait_s="${SKILL_UP_DOCKERD_WAIT:-60}"
-case "$root" in /?*) ;; *) echo "start-dockerd: ROOT must be an absolute path, got '$root'" >&2; exit 1 ;; esac
-root="${root%/}"
-sock="$root/docker.sock"
-pidfile="$root/docker.pid"
-log="$root/dockerd.log"
-# A unix socket path holds at most 107 bytes.
-if [ ${#sock} -gt 100 ]; then echo "start-dockerd: socket path too long (${#sock} > 100): $sock" >&2; exit 1; fi
 command -v dockerd >/dev/null 2>&1 || { echo "start-dockerd: dockerd not found (apt-get install docker.io)" >&2; exit 1; }
-
-ping_ok() { curl -fsS --max-time 2 --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; }
-alive() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
-
-if alive && ping_ok; then
-  echo "start-dockerd: already running (pid $(cat "$pidfile")) at $sock" >&2
-  echo "DOCKER_HOST=unix://$sock"
-  exit 0
-fi
-if [ -e "$root/.skill-up-dockerd" ]; then
-  echo "start-dockerd: cleaning up a stale daemon root at $root" >&2
-  "$here/stop-dockerd.sh" "$root" >&2
-fi
-if [ -e "$root" ] && [ -n "$(ls -A "$root" 2>/dev/null)" ] && [ ! -e "$root/.skill-up-dockerd" ]; then
-  echo "start-dockerd: $root exists, is not empty and was not made by this script; refusing to use it" >&2
-  exit 1
-fi
+# shellcheck source=scripts/docker/lib.sh
+. "$here/lib.sh"
+claim_root start-dockerd .skill-up-dockerd docker.sock docker.pid dockerd.log stop-dockerd.sh "daemon root"
 mkdir -p "$root/data" "$root/exec"
 : > "$root/.skill-up-dockerd"
 echo "start-dockerd: starting dockerd in $root (log $log)" >&2

@@ -25,30 +25,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="${1:-${SKILL_UP_PODMAN_ROOT:-/tmp/skill-up-podman}}"
 wait_s="${SKILL_UP_PODMAN_WAIT:-30}"
-case "$root" in /?*) ;; *) echo "start-podman: ROOT must be an absolute path, got '$root'" >&2; exit 1 ;; esac
-root="${root%/}"
-sock="$root/podman.sock"
-pidfile="$root/podman.pid"
-log="$root/podman.log"
-if [ ${#sock} -gt 100 ]; then echo "start-podman: socket path too long (${#sock} > 100): $sock" >&2; exit 1; fi
 command -v podman >/dev/null 2>&1 || { echo "start-podman: podman not found (apt-get install podman)" >&2; exit 1; }
-
-ping_ok() { curl -fsS --max-time 2 --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; }
-alive() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
-
-if alive && ping_ok; then
-  echo "start-podman: already running (pid $(cat "$pidfile")) at $sock" >&2
-  echo "DOCKER_HOST=unix://$sock"
-  exit 0
-fi
-if [ -e "$root/.skill-up-podman" ]; then
-  echo "start-podman: cleaning up a stale service root at $root" >&2
-  "$here/stop-podman.sh" "$root" >&2
-fi
-if [ -e "$root" ] && [ -n "$(ls -A "$root" 2>/dev/null)" ] && [ ! -e "$root/.skill-up-podman" ]; then
-  echo "start-podman: $root exists, is not empty and was not made by this script; refusing to use it" >&2
-  exit 1
-fi
+# shellcheck source=scripts/docker/lib.sh
+. "$here/lib.sh"
+claim_root start-podman .skill-up-podman podman.sock podman.pid podman.log stop-podman.sh "service root"
 mkdir -p "$root/storage" "$root/run" "$root/tmp" "$root/networks" "$root/no-cni-plugins"
 : > "$root/.skill-up-podman"
 cat > "$root/containers.conf" <<CONF
