@@ -162,13 +162,20 @@ async function install(io: Io, spec: string): Promise<number> {
   }
 }
 
-async function check(io: Io, specs: string[], json: boolean): Promise<number> {
+/** The engines `check` names (canonical names: an alias such as `gemini` checks its engine), default every known one; the usage message for an unknown name. */
+function checkTargets(specs: string[]): { name: string; version?: string }[] | string {
   const targets = specs.length > 0 ? specs.map(parseEngineSpec) : knownEngines().map((e) => ({ name: e.name, version: undefined }));
   for (const t of targets) {
     const def = findEngineDefinition(t.name);
-    if (!def) return usage(io, unknownEngine(t.name));
-    t.name = def.name; // an alias (`gemini`, `claude-code`) checks its engine
+    if (!def) return unknownEngine(t.name);
+    t.name = def.name;
   }
+  return targets;
+}
+
+async function check(io: Io, specs: string[], json: boolean): Promise<number> {
+  const targets = checkTargets(specs);
+  if (typeof targets === 'string') return usage(io, targets);
   const results: EngineCheck[] = [];
   for (const t of targets) results.push(await requirementsMet(await checkEngine(t.name, t.version)));
   if (json) {
@@ -194,12 +201,8 @@ async function check(io: Io, specs: string[], json: boolean): Promise<number> {
  * the image, as a job would run it (src/runtime/docker/runtime.ts): exit 1 when one fails there.
  */
 async function checkInDocker(io: Io, specs: string[], image: string, json: boolean): Promise<number> {
-  const targets = specs.length > 0 ? specs.map(parseEngineSpec) : knownEngines().map((e) => ({ name: e.name, version: undefined }));
-  for (const t of targets) {
-    const def = findEngineDefinition(t.name);
-    if (!def) return usage(io, unknownEngine(t.name));
-    t.name = def.name;
-  }
+  const targets = checkTargets(specs);
+  if (typeof targets === 'string') return usage(io, targets);
   const { checkEnginesInImage } = await import('../runtime/docker/check.js');
   const checked = [];
   for (const t of targets) checked.push(await requirementsMet(await checkEngine(t.name, t.version)));
