@@ -2,8 +2,14 @@
 // Build step (package.json `build`, after tsc): bundles skill-up's own compiled modules
 // (dist/src, dist/engines) from the CLI's start (dist/src/cli/entry.js) into one CommonJS file,
 // dist/src/cli/skill-up.bundle.cjs, which the executable loads with a V8 code cache
-// (src/cli/bundle-loader.cts). npm packages stay outside, loaded as before, except the ES-only
-// p-limit and yocto-queue, which CommonJS cannot require on every Node 20.
+// (src/cli/bundle-loader.cts). The packages every run loads before its first engine starts
+// (yaml, picomatch, re2js, fastest-levenshtein) are bundled too, so the
+// code cache covers them (measured: yaml alone took 28 ms to resolve, compile and run outside
+// it); so are the ES-only p-limit and yocto-queue, which CommonJS cannot require on every Node 20.
+// In skill-up's modules `requireCjs('<one of those>')` (src/util/cjs.ts) becomes a plain
+// `require`, which esbuild follows; a bundled CommonJS package still runs only at its first require.
+// Other packages stay outside, loaded as before: those a run loads only after its first engine
+// started or only for some work (junit-report-builder, handlebars, ajv, dockerode, execa).
 // Each module's `import.meta.url` becomes the URL of its own dist file, so every path a module
 // finds beside itself (the generated validators, the precompiled templates, the package root)
 // is the same in the bundle as outside it. Dynamic imports stay lazy: esbuild runs a module's
@@ -19,7 +25,9 @@ import { build } from 'esbuild';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outfile = join(root, 'dist/src/cli/skill-up.bundle.cjs');
-const bundled = new Set(['p-limit', 'yocto-queue']);
+const bundled = new Set(['p-limit', 'yocto-queue', 'yaml', 'picomatch', 're2js', 'fastest-levenshtein']);
+/** A package's name from an import specifier (`@scope/name/sub` → `@scope/name`). */
+const packageName = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
 /** Packages the bundle may import() at run time. */
 const DYNAMIC_PACKAGES = new Set(['execa']);
 
@@ -30,7 +38,10 @@ const ownUrls = {
     b.onLoad({ filter: /[\\/]dist[\\/](src|engines)[\\/].*\.js$/ }, async (args) => {
       const text = await readFile(args.path, 'utf8');
       const rel = relative(dirname(outfile), args.path).split('\\').join('/');
-      return { contents: text.replaceAll('import.meta.url', `__skillUpUrl(${JSON.stringify(rel)})`), loader: 'js' };
+      const contents = text
+        .replaceAll('import.meta.url', `__skillUpUrl(${JSON.stringify(rel)})`)
+        .replace(/\brequireCjs\((["'])([^"']+)\1\)/g, (call, _q, spec) => (bundled.has(packageName(spec)) ? `require(${JSON.stringify(spec)})` : call));
+      return { contents, loader: 'js' };
     });
   },
 };
@@ -40,8 +51,7 @@ const externalPackages = {
   name: 'external-packages',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
-      const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
-      return bundled.has(name) ? undefined : { path: args.path, external: true };
+      return bundled.has(packageName(args.path)) ? undefined : { path: args.path, external: true };
     });
   },
 };
@@ -65,7 +75,9 @@ const result = await build({
   write: false,
 });
 const imported = new Set();
-const text = result.outputFiles[0].text.replace(/\bimport\((["'])([^"']+)\1\)/g, (_, _q, spec) => {
+// esbuild resolves every relative import() into the bundle, so one left in the text is inside a
+// bundled package's comment (re2js's JSDoc types): only bare specifiers are rewritten.
+const text = result.outputFiles[0].text.replace(/\bimport\((["'])([^"'./][^"']*)\1\)/g, (_, _q, spec) => {
   imported.add(spec);
   return `__skillUpImport(${JSON.stringify(spec)})`;
 });

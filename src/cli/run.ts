@@ -219,7 +219,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   if (values['no-delete']) values['keep-workspaces'] = true;
   const keepWorkspaces = Boolean(values['keep-workspaces']);
   const shardSpec = values.shard !== undefined ? parseShard(values.shard) : undefined;
-  const { suite: loaded, warnings } = await loadRunSuite(positionals[0], Boolean(values.auto), notice);
+  const { suite: loaded, warnings } = await loadRunSuite(positionals[0], Boolean(values.auto), notice, { jobsWillRun: !values['dry-run'] });
   if (values.strict) throwIfStrict(warnings);
   printWarnings(warnings);
   checkResumeSuite(resume, loaded);

@@ -8,6 +8,7 @@ import { canonicalEngineName, unknownEngineMessage } from '../config/engines.js'
 import { loadSuite, type LoadResult } from '../config/load.js';
 import type { EngineConfig, Suite } from '../config/types.js';
 import { prepareSuiteEnv, SuiteEnvError } from '../engine/env.js';
+import { prepareProcesses } from '../engine/proc.js';
 import { lintSkill } from '../skill/lint.js';
 import { UsageError } from '../util/args.js';
 import { defaultOutputRoot } from './output.js';
@@ -16,10 +17,14 @@ import { defaultOutputRoot } from './output.js';
  * Loads the suite to run: `loadSuite` as usual; with `auto`, a skill that has no eval.yaml but
  * an Anthropic `evals/evals.json` runs that file, converted in memory (said through `notice`).
  * Then expands `environment.env`: every value the suite hands to processes becomes a secret
- * to redact. The warnings are the caller's to print.
+ * to redact. The warnings are the caller's to print. `jobsWillRun` (not a dry run) starts the
+ * spawn helper first, so it is ready by the first job.
  * @throws ConfigError for a suite with errors; UsageError for an environment variable that is required and unset.
  */
-export async function loadRunSuite(target: string | undefined, auto: boolean, notice: (line: string) => void): Promise<Pick<LoadResult, 'suite' | 'warnings'>> {
+export async function loadRunSuite(target: string | undefined, auto: boolean, notice: (line: string) => void, opts: { jobsWillRun?: boolean } = {}): Promise<Pick<LoadResult, 'suite' | 'warnings'>> {
+  // The spawn helper boots (about 50 ms of its own) while the suite loads, not after: a one-job
+  // run's engine starts that much sooner (issue 13). prepareRun's own call then finds it started.
+  if (opts.jobsWillRun) prepareProcesses();
   const loaded = await loadForRun(target, auto, notice);
   try {
     prepareSuiteEnv(loaded.suite);
