@@ -10,7 +10,7 @@
  * `~/.cache/skill-up`, as for engines), keyed on Node's version, the architecture, Node's flags
  * and the bundle's size and mtime. V8 checks the data against the source and its flags and
  * rejects a mismatch; a rejected or missing cache is compiled as usual and written when the
- * process exits (what ran by then is in it), replacing older ones. `SKILL_UP_CODE_CACHE=0`
+ * process exits (what ran by then is in it), replacing older ones, unless it exits with 2. `SKILL_UP_CODE_CACHE=0`
  * turns it off. Nothing here may fail a command: every cache error is ignored.
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -47,7 +47,9 @@ export function runBundle(bundleFile: string, importer: (specifier: string) => P
   }
   // CommonJS's own wrapper, plus the importer the bundle's package import()s go through (scripts/bundle.mjs).
   const script = new Script(`(function (exports, require, module, __filename, __dirname, __skillUpImport) {${source}\n})`, { filename: bundleFile, cachedData });
-  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) process.once('exit', () => writeCache(cacheFile, script));
+  // A command that stopped at a usage or config error (exit 2) ran little of the code: its cache
+  // would leave every later run compiling the rest, so the next command that gets further writes it.
+  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) process.once('exit', (code) => code !== 2 && writeCache(cacheFile, script));
   const wrapper = script.runInThisContext() as (exports: object, require: NodeJS.Require, module: { exports: object }, filename: string, dirname: string, importer: (specifier: string) => Promise<unknown>) => void;
   const mod = { exports: {} as BundleExports };
   wrapper.call(mod.exports, mod.exports, createRequire(bundleFile), mod, bundleFile, dirname(bundleFile), importer);

@@ -54,6 +54,16 @@ describe('the executable runs from its bundle with a code cache', () => {
     expect(caches(root).map((f) => f.split('/').pop()!.split('.').slice(0, 2).join('.')).sort()).toEqual(['skill-up.run+dry', 'skill-up.validate']);
   });
 
+  it('a command that ends at a config error (exit 2) writes no cache: the next one that runs further does', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
+    const bad = writeSkill({ 'evals/eval.yaml': 'schema_version: v1alpha1\ntrails: 3\n' });
+    const r = await runCli(['validate', bad], { env: { SKILL_UP_CACHE_DIR: root } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(caches(root)).toEqual([]);
+    expect((await runCli(['validate', skill()], { env: { SKILL_UP_CACHE_DIR: root } })).code).toBe(0);
+    expect(caches(root)).toHaveLength(1);
+  });
+
   it('a corrupt cache is rejected by V8, the command still runs, and the cache is written anew', async () => {
     const root = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
     const dir = skill();
