@@ -113,7 +113,36 @@ describe('custom engine, local transport', () => {
     const agent = script(root, 'bad.sh', 'echo "{\\"final_message\\": \\"x\\"}"');
     const adapter = createCustomAdapter({ transport: 'local', responseFormat: 'session_result', conversationMode: 'batch', env: {}, kwargs: {}, local: { command: agent, args: [] } }, root);
     const t = await adapter.runTurn(ctx, await adapter.prepare(ctx), turn('x'));
-    expect(t.error).toEqual({ kind: 'protocol', message: 'SessionResult.exit_code must be an integer' });
+    // Where it was read from, what is wrong, and what the agent wrote.
+    expect(t.error).toEqual({ kind: 'protocol', message: 'stdout: SessionResult.exit_code must be an integer; it starts with: {"final_message": "x"}' });
+  });
+
+  it('a SessionResult that is no JSON: names stdout and quotes its first characters, a cut ending in …', async () => {
+    const { root, ctx } = setup({ transport: 'local' });
+    const agent = script(root, 'chatty.sh', `printf 'Thinking about it…\n%.0s' {1..20}`);
+    const adapter = createCustomAdapter({ transport: 'local', responseFormat: 'session_result', conversationMode: 'batch', env: {}, kwargs: {}, local: { command: agent, args: [] } }, root);
+    const t = await adapter.runTurn(ctx, await adapter.prepare(ctx), turn('x'));
+    expect(t.error?.kind).toBe('protocol');
+    const m = /^stdout: not a SessionResult JSON \(.+\); it starts with: (.*)$/.exec(t.error!.message);
+    expect(m, t.error!.message).not.toBeNull();
+    expect(m![1]).toHaveLength(120);
+    expect(m![1]!.startsWith('Thinking about it… Thinking about it…')).toBe(true);
+    expect(m![1]!.endsWith('…')).toBe(true);
+  });
+
+  it('an unusable output_file: named by its path in the workspace; one never written says so', async () => {
+    const { root, ctx } = setup({ transport: 'local' });
+    const cfg = (body: string, outputFile: string): CustomEngineConfig => ({
+      transport: 'local', responseFormat: 'session_result', conversationMode: 'batch', env: {}, kwargs: {},
+      local: { command: script(root, 'of.sh', body), args: ['${output_file}'], outputFile },
+    });
+    const bad = createCustomAdapter(cfg('echo \'{"exit_code": "0", "final_message": "done"}\' > "$1"', 'out/result.json'), root);
+    const t = await bad.runTurn(ctx, await bad.prepare(ctx), turn('x'));
+    expect(t.error).toEqual({ kind: 'protocol', message: 'output_file out/result.json (in the workspace): SessionResult.exit_code must be an integer; it starts with: {"exit_code": "0", "final_message": "done"}' });
+    // An absolute path under the workspace is shown relative to it too.
+    const none = createCustomAdapter(cfg('echo "{}"', '${workspace}/res/none.json'), root);
+    const t2 = await none.runTurn(ctx, await none.prepare(ctx), turn('x'));
+    expect(t2.error).toEqual({ kind: 'protocol', message: 'output_file res/none.json (in the workspace): not written (the agent exited without writing it)' });
   });
 
   it('reads the SessionResult from output_file when configured', async () => {

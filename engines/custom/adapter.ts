@@ -2,10 +2,10 @@
  * Engine `custom`: the user's own agent, run as a local command or called over HTTP.
  * Contract: engines/custom/README.md (after alibaba/skill-up's custom engine).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { CustomEngineConfig } from '../../src/config/types.js';
 import { blankTurn, type EngineAdapter, type EngineContext, type EngineError, type TranscriptTurn } from '../../src/engine/types.js';
 import { describeFailure, maxStreamBytes, readHead, readTail, runProcess, truncationError, type StderrRef } from '../../src/engine/proc.js';
@@ -14,7 +14,7 @@ import { agentEnv, type EnvAllowList } from '../../src/engine/env.js';
 import { createRawWriteStream } from '../../src/util/out.js';
 import { expandTemplate, TemplateError } from './template.js';
 import { ContainmentError, resolveInside } from '../../src/util/contain.js';
-import { readSessionResultFile, SessionResultError, type FileSessionResult, type SessionInput } from './session.js';
+import { quoteStart, readSessionResultFile, SessionResultError, type FileSessionResult, type SessionInput } from './session.js';
 
 /** Where skills are installed for a custom agent: the cross-client `.agents/skills` convention (agentskills.io). */
 export const CUSTOM_SKILL_DIR = '.agents/skills';
@@ -111,9 +111,35 @@ function fromResult(parsed: FileSessionResult): Partial<TranscriptTurn> {
   };
 }
 
-/** The stderr file's job-folder-relative path and first 8 KB, for a failure's message (src/engine/proc.ts describeFailure). */
-async function stderrRef(file: string, rel: string): Promise<StderrRef> {
-  return { file: rel, head: (await readHead(file, 8192)).text };
+/** The stderr file's job-folder-relative path, the job id and the file's first 8 KB, for a failure's message (src/engine/proc.ts describeFailure). */
+async function stderrRef(file: string, rel: string, jobId: string | undefined): Promise<StderrRef> {
+  return { file: rel, ...(jobId ? { jobId } : {}), head: (await readHead(file, 8192)).text };
+}
+
+/**
+ * The message of an unusable SessionResult: where it was read from (`source`: `stdout`,
+ * `output_file <path> (in the workspace)`, `the answer of POST <url>`), what is wrong, and what
+ * the agent actually wrote (its first characters, cut with `…`), or that it wrote no file at all.
+ */
+export async function sessionResultProblem(e: SessionResultError, source: string, file: string): Promise<string> {
+  const head = await readHead(file, 512);
+  if (head.size === 0 && !(await exists(file))) return `${source}: not written (the agent exited without writing it)`;
+  // Parse errors quote the text already; a missing or malformed field does not.
+  const quoted = /; it (?:starts with: [\s\S]*|is empty)$/.test(e.message);
+  return `${source}: ${e.message}${quoted ? '' : quoteStart(head.text)}`;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** How an error names `output_file`: its path relative to the workspace, with `/`. */
+function outputFileSource(workspace: string, expanded: string): string {
+  const rel = relative(workspace, resolve(workspace, expanded)).split(sep).join('/');
+  return `output_file ${rel} (in the workspace)`;
 }
 
 /** One invocation's inputs, shared by both transports. */
@@ -143,9 +169,10 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
   };
   let inputFile: string;
   let outputFile: string | undefined;
+  const outputRel = local.outputFile ? expandTemplate(local.outputFile, vars, prep.templateEnv) : undefined;
   try {
     inputFile = await resolveInside(ctx.workspace, inputRel, 'engine.custom.local.input_file');
-    outputFile = local.outputFile ? await resolveInside(ctx.workspace, expandTemplate(local.outputFile, vars, prep.templateEnv), 'engine.custom.local.output_file') : undefined;
+    outputFile = outputRel !== undefined ? await resolveInside(ctx.workspace, outputRel, 'engine.custom.local.output_file') : undefined;
   } catch (e) {
     return refused(e);
   }
@@ -174,11 +201,11 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
   const ended = r.timedOut ? 'timeout' : r.cancelled ? 'cancelled' : undefined;
   if (r.startError || ended || r.signal) {
     const kind = r.startError ? 'missing' : (ended ?? 'crash');
-    return finish(base, started, { rawFiles, error: { kind, message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel)) } });
+    return finish(base, started, { rawFiles, error: { kind, message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel, ctx.jobId)) } });
   }
   if (cfg.responseFormat === 'text') {
     if (r.exitCode !== 0) {
-      return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'crash', message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel)) } });
+      return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'crash', message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel, ctx.jobId)) } });
     }
     if (r.stdoutTruncated) return finish(base, started, { rawFiles, exitCode: 0, error: truncationError('the answer (stdout)', r.stdoutBytes, maxStreamBytes()) });
     // The answer is the whole stdout, trailing white space left out: a large one stays in the
@@ -201,7 +228,8 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
     return finish(base, started, { rawFiles, ...fromResult(parsed) });
   } catch (e) {
     if (!(e instanceof SessionResultError)) throw e;
-    const why = r.exitCode !== 0 ? describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel)) : e.message;
+    const source = outputFile && outputRel !== undefined ? outputFileSource(ctx.workspace, outputRel) : 'stdout';
+    const why = r.exitCode !== 0 ? describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel, ctx.jobId)) : await sessionResultProblem(e, source, outputFile ?? stdoutFile);
     return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: r.exitCode !== 0 ? 'crash' : 'protocol', message: why } });
   }
 }
@@ -244,7 +272,7 @@ async function runHttp({ cfg, ctx, prep, vars, input, timeoutMs, base, started }
     return finish(base, started, { rawFiles, ...fromResult(parsed) });
   } catch (e) {
     if (!(e instanceof SessionResultError)) throw e;
-    return finish(base, started, { rawFiles, error: { kind: 'protocol', message: e.message } });
+    return finish(base, started, { rawFiles, error: { kind: 'protocol', message: await sessionResultProblem(e, `the answer of POST ${url}`, rawFile) } });
   }
 }
 

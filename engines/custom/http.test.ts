@@ -55,6 +55,13 @@ describe('custom engine over HTTP: the answer is streamed to disk', () => {
     expect(seen).toEqual(['POST /old true', 'POST /new true']);
   });
 
+  it('an answer that is no SessionResult: names the URL it came from and quotes it', async () => {
+    const url = await serve((_req, _body, res) => res.writeHead(200).end('<html>Login required</html>'));
+    const { t } = await call(`${url}/agent`);
+    expect(t.error?.kind).toBe('protocol');
+    expect(t.error?.message).toMatch(new RegExp(`^the answer of POST ${url}/agent: not a SessionResult JSON \\(.+\\); it starts with: <html>Login required</html>$`));
+  });
+
   it('times out on an answer that stalls after its headers', async () => {
     const url = await serve((_req, _body, res) => {
       res.writeHead(200);

@@ -9,6 +9,7 @@ import { fileBytes, INLINE_TEXT_BYTES, spillText, textFromFile, type StoredText 
 import type { SkillActivation, ToolCall, TokenUsage } from '../../src/engine/types.js';
 import { droppedToolCalls, MAX_TOOL_CALLS_PER_TURN, MAX_TOOL_IO_CHARS_PER_TURN, TOOL_PREVIEW_CHARS } from '../../src/run/types.js';
 import { createRawWriteStream } from '../../src/util/out.js';
+import { oneLine } from '../../src/util/cut.js';
 import type { WriteStream } from 'node:fs';
 
 /** What skill-up sends: written to `${input_file}` (local) or POSTed (http). */
@@ -39,8 +40,20 @@ export interface ParsedSessionResult {
   skillsListed?: string[];
 }
 
-/** Raised when an agent's output is not a usable SessionResult. */
+/** Raised when an agent's output is not a usable SessionResult. The message says what is wrong, not where it was read from (the adapter adds that). */
 export class SessionResultError extends Error {}
+
+/** Characters of an unusable SessionResult quoted in its error. */
+const QUOTED_CHARS = 120;
+
+/**
+ * `; it starts with: <the first characters>` (white space runs made one space, cut with `…`),
+ * or `; it is empty`: what an agent actually answered, for an error about its SessionResult.
+ */
+export function quoteStart(text: string): string {
+  const head = oneLine(text, QUOTED_CHARS);
+  return head ? `; it starts with: ${head}` : '; it is empty';
+}
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
 
@@ -58,8 +71,7 @@ export function parseSessionResult(text: string): ParsedSessionResult {
   try {
     data = JSON.parse(text);
   } catch (e) {
-    const head = text.trim().slice(0, 120);
-    throw new SessionResultError(`output is not a SessionResult JSON (${(e as Error).message})${head ? `; it starts with: ${head}` : '; it is empty'}`);
+    throw new SessionResultError(`not a SessionResult JSON (${(e as Error).message})${quoteStart(text)}`);
   }
   return sessionResultOf(data);
 }
@@ -340,8 +352,7 @@ class SessionScanner {
 
   private fail(why: string, at: number): never {
     this.sink.abandon();
-    const head = this.head.trim().slice(0, 120);
-    throw new SessionResultError(`output is not a SessionResult JSON (${why} at byte ${at})${head ? `; it starts with: ${head}` : '; it is empty'}`);
+    throw new SessionResultError(`not a SessionResult JSON (${why} at byte ${at})${quoteStart(this.head)}`);
   }
 
   /** Resolves when the final message's file can take more. */

@@ -26,7 +26,7 @@ Commands:
   regrade <iteration folder>     grade a saved run again with the suite's current judges, without running the agents
   import <evals.json>            convert Anthropic skill-creator evals.json into eval.yaml + cases
   engines <list|install|check>   the agent CLIs skill-up can drive, and its engine cache
-  model-server --script FILE     serve a scripted model (Anthropic API) for any engine
+  model-server --script FILE     serve a scripted model for any engine (Anthropic Messages, OpenAI Chat Completions and Responses, Gemini APIs)
 
 Run \`skill-up <command> --help\` for a command's options and examples.
 

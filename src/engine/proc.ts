@@ -543,6 +543,13 @@ export async function readTail(file: string, maxBytes: number): Promise<string> 
 export interface StderrRef {
   /** The stderr file, relative to the job folder (e.g. `outputs/turn-1.stderr.txt`): named in the message so a reader finds the whole text. */
   file?: string;
+  /**
+   * The job folder relative to the iteration folder: the job id (`<case>/<variant>/run-<k>`,
+   * `<engine>/…` with several engines, `…/judge-<n>` for a grader run), as the progress line
+   * shows it. With it the message names the file relative to the iteration folder, the folder
+   * result.json is in; without it, relative to the job folder.
+   */
+  jobId?: string;
   /** The file's first bytes ({@link readHead}): the error line of a long stack trace is often past the tail. */
   head?: string;
 }
@@ -566,15 +573,26 @@ export function firstErrorLine(...texts: string[]): string | undefined {
 }
 
 /**
+ * Where a message says the whole stderr is: `c1/with_skill/run-1/outputs/turn-1.stderr.txt in
+ * the iteration folder` (with the job id), else `outputs/turn-1.stderr.txt in the job folder`.
+ * Always relative (result.json stays valid when the run folder moves) and always saying to
+ * what: a bare `outputs/…` was looked for in the current directory.
+ */
+export function stderrLocation(ref: StderrRef & { file: string }): string {
+  return ref.jobId ? `${ref.jobId.replace(/\/+$/, '')}/${ref.file} in the iteration folder` : `${ref.file} in the job folder`;
+}
+
+/**
  * Describes an abnormal end, e.g. `timed out after 5.0 s` or `exited with code 3: <what stderr
  * says>`. What stderr says is its first line that looks like an error ({@link firstErrorLine},
  * searched in `stderr.head`, then in `stderrTail`), else its last 5 lines; with `stderr.file`
- * and any stderr at all, ` (stderr: <file>)` follows, the job-folder-relative file holding it all.
+ * and any stderr at all, ` (stderr: <where>)` follows, the file holding it all
+ * ({@link stderrLocation}).
  */
 export function describeFailure(r: ProcResult, timeoutMs: number, stderrTail: string, stderr: StderrRef = {}): string {
   const tail = stderrTail.trim().split('\n').slice(-5).join('\n');
   const said = firstErrorLine(stderr.head ?? '', stderrTail) ?? tail;
-  const where = stderr.file && (tail || stderr.head?.trim()) ? ` (stderr: ${stderr.file})` : '';
+  const where = stderr.file && (tail || stderr.head?.trim()) ? ` (stderr: ${stderrLocation({ ...stderr, file: stderr.file })})` : '';
   const suffix = said ? `: ${said}${where}` : where;
   if (r.startError) return r.startError;
   if (r.timedOut) return `timed out after ${(timeoutMs / 1000).toFixed(1)} s (process group killed)`;

@@ -142,8 +142,12 @@ export function scriptEvidence(stdout: string, stderr: string): string {
 }
 
 /**
- * Runs a `script` judge. Never throws: a script that cannot start yields a failed assertion
- * naming the reason; cancellation (via `input.signal`) yields status `error`.
+ * Runs a `script` judge. Never throws. Only the script's own verdict is a `pass` (exit 0) or a
+ * `fail` (any other exit code). A script that gave none — it cannot start (missing, not a file,
+ * no interpreter), ran past its timeout, or was killed by a signal (the OOM killer included) —
+ * makes the outcome an `error` naming the script and the reason, with the evidence kept in a
+ * failed assertion: a judge that could not judge says nothing about the skill, so it must not
+ * count against it (and `retry_policy` may retry it). Cancellation (`input.signal`) is an `error` too.
  */
 export async function runScriptJudge(spec: { scriptPath: string; timeoutSeconds: number }, input: JudgeInput): Promise<JudgeOutcome> {
   const abs = path.isAbsolute(spec.scriptPath) ? spec.scriptPath : path.resolve(input.skillDir, spec.scriptPath);
@@ -155,12 +159,18 @@ export async function runScriptJudge(spec: { scriptPath: string; timeoutSeconds:
     assertions: [{ text, passed: false, evidence }],
     reason,
   });
+  /** No verdict from the script: an `error`, the evidence kept. */
+  const noVerdict = (evidence: string, reason = evidence): JudgeOutcome => ({
+    status: 'error',
+    assertions: [{ text, passed: false, evidence }],
+    reason: `script judge ${text.slice('script: '.length)}: ${reason}`,
+  });
 
   try {
     const st = await stat(abs);
-    if (!st.isFile()) return fail(`script could not start: ${abs} is not a regular file`);
+    if (!st.isFile()) return noVerdict(`script could not start: ${abs} is not a regular file`);
   } catch {
-    return fail(`script could not start: ${abs} does not exist`);
+    return noVerdict(`script could not start: ${abs} does not exist`);
   }
 
   const env: Record<string, string> = childProcessEnv({
@@ -197,11 +207,12 @@ export async function runScriptJudge(spec: { scriptPath: string; timeoutSeconds:
   if (r.timedOut) {
     const ev = `script timed out after ${seconds}s`;
     const partial = r.stdout.trim() || r.stderr.trim() ? `; output so far: ${scriptEvidence(r.stdout, r.stderr)}` : '';
-    return fail(`${ev}${partial}`, ev);
+    return noVerdict(`${ev}${partial}`, ev);
   }
-  if (r.startError) return fail(`script could not start: ${r.startError}`);
+  if (r.startError) return noVerdict(`script could not start: ${r.startError}`);
   if (r.exitCode === undefined) {
-    return fail(`script killed by ${r.signal ?? 'a signal'}: ${scriptEvidence(r.stdout, r.stderr)}`);
+    const killed = `script killed by ${r.signal ?? 'a signal'}`;
+    return noVerdict(`${killed}: ${scriptEvidence(r.stdout, r.stderr)}`, killed);
   }
   const evidence = scriptEvidence(r.stdout, r.stderr);
   if (r.exitCode === 0) return { status: 'pass', assertions: [{ text, passed: true, evidence }] };

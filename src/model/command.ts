@@ -22,7 +22,19 @@ OpenAI Responses (Codex), OpenAI Chat Completions (OpenCode, Qwen Code) and the 
   --port N        TCP port (default 0: a free port)
   --log-dir DIR   append every exchange to DIR/model-requests.jsonl
                   (DIR/<jobId>/… when the API key is skill-up-job:<jobId>)
-  --quiet         do not print one line per request`;
+  --quiet         do not print one line per request
+
+Examples (the server in one terminal, an engine pointed at it in another; any API key is accepted):
+  skill-up model-server --script evals/model.yaml --port 8080
+  # Claude Code: Anthropic Messages (POST /v1/messages)
+  ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ANTHROPIC_API_KEY=dummy claude -p "create hello.py" --output-format stream-json --verbose --permission-mode bypassPermissions
+  # Codex: OpenAI Responses (POST /v1/responses); codex ignores OPENAI_BASE_URL, a provider of its own does it
+  OPENAI_API_KEY=dummy codex exec -c model_provider=scripted -c 'model_providers.scripted={name="scripted",base_url="http://127.0.0.1:8080/v1",wire_api="responses",env_key="OPENAI_API_KEY"}' "create hello.py"
+  # Qwen Code and other OpenAI-compatible clients: Chat Completions (POST /v1/chat/completions)
+  echo "create hello.py" | OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=dummy OPENAI_MODEL=scripted-model qwen --auth-type openai --output-format stream-json --yolo
+  # Gemini CLI: the Gemini API (POST …/models/<model>:streamGenerateContent); its settings.json
+  # needs "security": {"auth": {"selectedType": "gemini-api-key"}}, else it exits 41
+  GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8080 GEMINI_API_KEY=dummy gemini --output-format stream-json --approval-mode yolo --prompt="create hello.py"`;
 
 /** Where the command writes, and what stops it (tests pass their own). */
 export interface CommandIO {

@@ -25,6 +25,7 @@ import { isAbsolute, join, relative, sep } from 'node:path';
 import { buildSummaryMarkdown } from './markdown.js';
 import { redact, secretValues } from './redact.js';
 import type { JobJson, ResultDoc } from './result-json.js';
+import { oneLine as cutOneLine } from '../util/cut.js';
 
 /** Where a case is written: its file (absolute) and 1-based line. */
 export interface CaseLocation {
@@ -74,8 +75,7 @@ const REASON_CHARS = 400;
 
 /** One line, at most `max` characters. */
 function oneLine(s: string, max = REASON_CHARS): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  return cutOneLine(s, max);
 }
 
 /** The file property of an annotation: relative to `root` with `/` when inside it, else absolute. */

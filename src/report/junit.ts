@@ -11,6 +11,7 @@ import { requireCjs } from '../util/cjs.js';
 import type { JobJson, ResultDoc } from './result-json.js';
 import { costProperties } from '../cost/junit.js';
 import { triggerProperties } from './triggers.js';
+import { oneLine as cutOneLine } from '../util/cut.js';
 
 // The package is CommonJS with `module.exports = builder`; its .d.ts declares an ES default
 // export, which under NodeNext typing would be `.default`. At run time the import is the builder.
@@ -199,6 +200,7 @@ export function decisionProperties(doc: ResultDoc, engine: string | null): [stri
   return out;
 }
 
+/** `s` on one line, at most `max` units; a cut ends in `…` (src/util/cut.ts). */
 function oneLine(s: string, max = 200): string {
-  return s.replace(/\s+/g, ' ').slice(0, max);
+  return cutOneLine(s, max);
 }

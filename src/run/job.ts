@@ -555,7 +555,7 @@ function boundToolCalls(t: TranscriptTurn): number {
 }
 
 function prefix(assertions: Assertion[], turn: number): Assertion[] {
-  return assertions.map((a) => ({ ...a, text: `turn ${turn} post_condition: ${a.text}` }));
+  return assertions.map((a) => ({ ...a, text: `turn ${turn} ${a.text}` }));
 }
 
 function emptyTurn(index: number, prompt: string, status: TurnResult['status'], reason: string): TurnResult {

@@ -7,6 +7,7 @@ import type { Job } from '../plan/plan.js';
 import type { ProgressSink } from './run.js';
 import type { JobResult } from './types.js';
 import { redact, secretValues } from '../report/redact.js';
+import { cutText, oneLine } from '../util/cut.js';
 
 /** Counts shown by the display. */
 interface Counts {
@@ -31,7 +32,7 @@ export function createProgress(total: number, out: NodeJS.WriteStream = process.
     const secs = ((Date.now() - started) / 1000).toFixed(0);
     const head = `[${done}/${total}] ${counts.pass} pass · ${counts.fail} fail · ${counts.error} error · ${secs}s`;
     const now = running.size ? `  running: ${[...running].slice(0, 3).join(', ')}${running.size > 3 ? ` +${running.size - 3}` : ''}` : '';
-    return (head + now).slice(0, width());
+    return cutText(head + now, width());
   };
   const draw = () => out.write(`\r\x1b[2K${line()}`);
   if (tty) timer = setInterval(draw, 250).unref();
@@ -45,10 +46,10 @@ export function createProgress(total: number, out: NodeJS.WriteStream = process.
       done++;
       counts[r.status]++;
       const secs = (r.durationMs / 1000).toFixed(1);
-      const why = r.status === 'pass' ? '' : ` — ${redact(firstProblem(r), secrets)}`;
+      const why = r.status === 'pass' ? '' : ` — ${firstProblem(r, secrets)}`;
       const text = `${r.status.toUpperCase().padEnd(5)} ${job.id} (${secs}s)${why}`;
       if (tty) {
-        if (r.status !== 'pass') out.write(`\r\x1b[2K${text.slice(0, width())}\n`);
+        if (r.status !== 'pass') out.write(`\r\x1b[2K${cutText(text, width())}\n`);
         draw();
       } else {
         out.write(`[${done}/${total}] ${text}\n`);
@@ -61,10 +62,28 @@ export function createProgress(total: number, out: NodeJS.WriteStream = process.
   };
 }
 
-/** An error's reason, else the first failed assertion (else the reason), on one line. */
-export function firstProblem(r: JobResult): string {
+/** Longest problem shown after a job's progress line, in UTF-16 units. */
+const PROBLEM_CHARS = 160;
+
+/** The ` (stderr: <file> in the … folder)` a crash's reason ends with (src/engine/proc.ts describeFailure). */
+const STDERR_REF = / \(stderr: [^()]+\)$/;
+/** Longest such reference kept whole after the problem (a job id is at most a few path segments). */
+const MAX_REF_CHARS = 200;
+
+/**
+ * An error's reason, else the first failed assertion (else the reason), on one line of at most
+ * {@link PROBLEM_CHARS} units, a cut ending in `…` (src/util/cut.ts), then, whole and on top of
+ * that budget, the closing ` (stderr: …)` reference of a crash's reason, so the file holding the
+ * whole text is always named. With `secrets`, their values are redacted BEFORE the cut, so a
+ * secret straddling it is never shown in part.
+ */
+export function firstProblem(r: JobResult, secrets?: string[]): string {
   // An error's reason is why nothing was measured: it comes before any assertion that failed on the way.
   const failed = r.status === 'error' && r.reason ? undefined : r.assertions.find((a) => !a.passed);
   const text = failed ? `${failed.text}: ${failed.evidence}` : (r.reason ?? '');
-  return text.replace(/\s+/g, ' ').slice(0, 160);
+  const one = oneLine(secrets ? redact(text, secrets) : text, Infinity);
+  const ref = failed ? undefined : STDERR_REF.exec(one)?.[0];
+  // The reference comes on top of the budget: the error line it follows matters as much.
+  if (ref && ref.length <= MAX_REF_CHARS) return cutText(one.slice(0, -ref.length), PROBLEM_CHARS) + ref;
+  return cutText(one, PROBLEM_CHARS);
 }

@@ -14,6 +14,7 @@ import { redact, secretValues } from '../report/redact.js';
 import { formatCost } from '../cost/totals.js';
 import type { ProgressSink } from './run.js';
 import type { JobResult } from './types.js';
+import { oneLine as cutOneLine } from '../util/cut.js';
 
 /** Longest argument or evidence shown whole; longer ones are cut. */
 const MAX_PIECE = 300;
@@ -24,9 +25,9 @@ export function shellWord(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(cut) ? cut : `'${cut.replace(/'/g, `'\\''`)}'`;
 }
 
+/** `s` on one line, at most `max` units, a cut ending in `…` and never inside a surrogate pair. */
 function oneLine(s: string, max = MAX_PIECE): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  return cutOneLine(s, max);
 }
 
 /** The verbose output of one run. `install` hooks the process observer; `uninstall` removes it. */

@@ -161,7 +161,7 @@ describe('skill-up run gates (built CLI, random agent)', () => {
     expect(errored.filter((j: { case_id: string }) => j.case_id === 'garbles')).toHaveLength(2);
     const reasonOf = (id: string) => errored.find((j: { case_id: string }) => j.case_id === id).reason;
     expect(reasonOf('crashes')).toMatch(/exited with code 1: random-agent: simulated crash/);
-    expect(reasonOf('garbles')).toMatch(/output is not a SessionResult JSON.*it starts with: this is not a SessionResult/);
+    expect(reasonOf('garbles')).toMatch(/stdout: not a SessionResult JSON.*it starts with: this is not a SessionResult/);
     expect(doc.totals.error).toBe(errors);
     const w = doc.summary.variants.find((v: { variant: string }) => v.variant === 'with_skill');
     const wo = doc.summary.variants.find((v: { variant: string }) => v.variant === 'without_skill');

@@ -54,6 +54,7 @@ describe('npm pack → npm install -g → the installed skill-up, from outside t
   it('the tarball holds everything the CLI reads at run time, and no sources or tests', () => {
     const needed = [
       'package.json',
+      'LICENSE', // the Apache-2.0 text package.json's "license" names (npm packs LICENSE always)
       'dist/src/cli/skill-up.cjs',
       'dist/src/cli/skill-up.bundle.cjs',
       'dist/src/cli/bundle-loader.cjs',

@@ -6,7 +6,7 @@
  *    driven by the scripted model's `run:` step) both see `$MY_VAR`;
  * 2. `skills[].target`: a path with a `/` is the workspace-relative install folder, a bare name
  *    the folder under the engine's skill folder (schemas/eval.schema.json `skills.items.target`);
- * 3. a crashing agent's reason carries stderr's error line and the stderr file's job-folder path;
+ * 3. a crashing agent's reason carries stderr's error line and the stderr file's path from the iteration folder;
  * 4. an errored job writes no grading.json (ungraded.json instead), so skill-creator's
  *    aggregator, reading every `run-<k>/grading.json`, gets skill-up's own pass rates;
  * 5. `validate` checks a custom agent's command: missing, a folder, not executable (exit 2 at
@@ -124,8 +124,13 @@ describe('issue 15, defect 3: a crashing agent’s reason', () => {
     expect(r.code).toBe(3);
     const job = readJson(join(out, 'iteration-1', 'result.json')).jobs[0];
     expect(job.status).toBe('error');
-    expect(job.reason).toBe("engine error in turn 1: exited with code 1: TypeError: Cannot read properties of undefined (reading 'retries') (stderr: outputs/turn-1.stderr.txt)");
-    expect(readFileSync(join(out, 'iteration-1', job.output_dir, 'outputs', 'turn-1.stderr.txt'), 'utf8')).toContain('at ModuleJob.run');
+    // The file is named from the iteration folder (result.json's folder, so it stays valid when the run moves), saying so.
+    expect(job.reason).toBe("engine error in turn 1: exited with code 1: TypeError: Cannot read properties of undefined (reading 'retries') (stderr: c1/with_skill/run-1/outputs/turn-1.stderr.txt in the iteration folder)");
+    const named = /\(stderr: (\S+) in the iteration folder\)$/.exec(job.reason as string)![1]!;
+    expect(readFileSync(join(out, 'iteration-1', named), 'utf8')).toContain('at ModuleJob.run');
+    // The progress line shows the job id the path starts with, and the path whole.
+    expect(r.stderr).toContain(`ERROR c1/with_skill/run-1 (`);
+    expect(r.stderr).toContain(`(stderr: ${named} in the iteration folder)`);
     expect(r.stdout + r.stderr).toContain("TypeError: Cannot read properties of undefined (reading 'retries')");
   });
 });

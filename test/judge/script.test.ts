@@ -69,10 +69,11 @@ describe('script judge', () => {
     const o = await runScriptJudge({ scriptPath: 'rel.sh', timeoutSeconds: 10 }, input);
     expect(o.assertions[0]).toMatchObject({ text: 'script: rel.sh', passed: true });
   });
-  it('fails with the reason when the script cannot start', async () => {
+  it('is an error (no verdict), not a fail, with the reason when the script cannot start', async () => {
     const { input, skillDir } = setup({});
     const o = await runScriptJudge({ scriptPath: path.join(skillDir, 'missing.sh'), timeoutSeconds: 10 }, input);
-    expect(o.status).toBe('fail');
+    expect(o.status).toBe('error');
+    expect(o.reason).toMatch(/^script judge .*missing\.sh: script could not start: .*does not exist$/);
     expect(o.assertions[0]!.evidence).toMatch(/^script could not start: .*missing\.sh does not exist$/);
   });
   it('keeps at most 4 KB of stdout', async () => {
@@ -85,8 +86,9 @@ describe('script judge', () => {
       'slow.sh': { body: '(sleep 60; echo late) &\necho $! > "$EVAL_WORKSPACE/child.pid"\necho started\nsleep 60\n' },
     });
     const o = await runScriptJudge({ scriptPath: path.join(skillDir, 'slow.sh'), timeoutSeconds: 1 }, input);
-    expect(o.status).toBe('fail');
-    expect(o.reason).toBe('script timed out after 1s');
+    // A judge that ran out of time gave no verdict: an error, never a fail counted against the skill.
+    expect(o.status).toBe('error');
+    expect(o.reason).toBe('script judge slow.sh: script timed out after 1s');
     expect(o.assertions[0]!.evidence).toMatch(/^script timed out after 1s/);
     const pidFile = path.join(input.workspace, 'child.pid');
     expect(existsSync(pidFile)).toBe(true);
@@ -99,6 +101,19 @@ describe('script judge', () => {
     // Waiting for the `sleep 30` would end in the 20 s timeout: a fail, not this pass.
     const o = await runScriptJudge({ scriptPath: path.join(skillDir, 'bg.sh'), timeoutSeconds: 20 }, input);
     expect(o.assertions[0]).toMatchObject({ passed: true, evidence: 'done' });
+  });
+  it('is an error when the script is killed by a signal (e.g. the OOM killer), its output kept as evidence', async () => {
+    const { input, skillDir } = setup({ 'killed.sh': { body: 'echo before\nkill -KILL $$\n' } });
+    const o = await runScriptJudge({ scriptPath: path.join(skillDir, 'killed.sh'), timeoutSeconds: 10 }, input);
+    expect(o.status).toBe('error');
+    expect(o.reason).toBe('script judge killed.sh: script killed by SIGKILL');
+    expect(o.assertions[0]).toMatchObject({ passed: false, evidence: 'script killed by SIGKILL: before' });
+  });
+  it('a non-zero exit code is the script\'s verdict: a fail', async () => {
+    const { input, skillDir } = setup({ 'no.sh': { body: 'echo missing heading\nexit 1\n' } });
+    const o = await runScriptJudge({ scriptPath: path.join(skillDir, 'no.sh'), timeoutSeconds: 10 }, input);
+    expect(o.status).toBe('fail');
+    expect(o.reason).toBe('script exited with code 1');
   });
   it('is an error (not a fail) when cancelled', async () => {
     const { input, skillDir } = setup({ 'slow.sh': { body: 'sleep 30\n' } });

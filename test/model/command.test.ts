@@ -67,3 +67,43 @@ describe('skill-up model-server', () => {
     expect(o.out[o.out.length - 1]).toBe('model server stopped');
   });
 });
+
+describe('skill-up model-server --help', () => {
+  /** A minimal valid request body for each API the help names, by the path it names. */
+  const BODIES: Array<[RegExp, unknown]> = [
+    [/\/v1\/messages$/, { model: 'm', stream: false, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }],
+    [/\/v1\/responses$/, { model: 'm', stream: false, input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }] }] }],
+    [/\/v1\/chat\/completions$/, { model: 'm', stream: false, messages: [{ role: 'user', content: 'hi' }] }],
+    [/:streamGenerateContent$/, { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }],
+  ];
+
+  it('shows an example per engine, and the server answers every route the examples name', async () => {
+    const o = io();
+    expect(await runModelServerCommand(['--help'], o)).toBe(0);
+    const help = o.out.join('\n');
+    expect(help).toMatch(/\nExamples/);
+    expect(help).toContain('skill-up model-server --script evals/model.yaml --port 8080');
+    // Each engine's own way to a base URL (engines/*/adapter.ts).
+    expect(help).toContain('ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ANTHROPIC_API_KEY=dummy claude -p');
+    expect(help).toContain('base_url="http://127.0.0.1:8080/v1",wire_api="responses",env_key="OPENAI_API_KEY"');
+    expect(help).toContain('OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=dummy OPENAI_MODEL=scripted-model qwen --auth-type openai');
+    expect(help).toContain('GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8080 GEMINI_API_KEY=dummy gemini');
+    expect(help).toContain('"selectedType": "gemini-api-key"');
+
+    const paths = [...help.matchAll(/POST (\S+?)\)/g)].map((m) => m[1]!.replace('…', '/v1beta').replace('<model>', 'gemini-2.5-flash'));
+    expect(paths).toEqual(['/v1/messages', '/v1/responses', '/v1/chat/completions', '/v1beta/models/gemini-2.5-flash:streamGenerateContent']);
+    const { loadModelScript, startModelServer } = await import('../../src/model/index.js');
+    const server = await startModelServer({ script: await loadModelScript(join(FIXTURES, 'hello-world.yaml')) });
+    try {
+      for (const p of paths) {
+        const body = BODIES.find(([re]) => re.test(p))![1];
+        const res = await fetch(server.url + p, { method: 'POST', headers: { 'content-type': 'application/json', 'x-goog-api-key': 'dummy' }, body: JSON.stringify(body) });
+        const text = await res.text();
+        expect(res.status, `${p}: ${text}`).toBe(200);
+        expect(text, p).toContain("I don't know how to do that.");
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -96,7 +96,7 @@ describe('runJobOnce: the conversation', () => {
     expect(r.status).toBe('fail');
     expect(r.reason).toBe('post_condition of turn 1 failed');
     expect(r.turns.map((t) => t.status)).toEqual(['failed']);
-    expect(r.assertions[0]!.text).toMatch(/^turn 1 post_condition: /);
+    expect(r.assertions[0]!.text).toMatch(/^turn 1 post_condition must_contain_all: /);
     expect(adapter.calls).toHaveLength(1);
   });
 

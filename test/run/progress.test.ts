@@ -79,9 +79,50 @@ describe('progress display', () => {
     expect(out.text).toBe('[1/1] PASS  a (1.2s)\n');
   });
 
-  it('firstProblem keeps one line of at most 160 characters', () => {
-    expect(firstProblem(result({ reason: `x\n${'y'.repeat(300)}` }))).toHaveLength(160);
+  it('firstProblem keeps one line of at most 160 characters, a cut ending in … and never inside a surrogate pair', () => {
+    const cut = firstProblem(result({ reason: `x\n${'y'.repeat(300)}` }));
+    expect(cut).toHaveLength(160);
+    expect(cut.endsWith('y…')).toBe(true);
     expect(firstProblem(result({ reason: 'a\n\tb' }))).toBe('a b');
+    expect(firstProblem(result({ reason: 'x'.repeat(160) }))).toBe('x'.repeat(160));
+    // An emoji straddling the cut is dropped whole.
+    const emoji = firstProblem(result({ reason: `${'x'.repeat(158)}😀😀` }));
+    expect(emoji).toBe(`${'x'.repeat(158)}…`);
+  });
+
+  it('a cut crash reason keeps its stderr reference whole, after 160 characters of the rest', () => {
+    const ref = ' (stderr: c1/with_skill/run-1/outputs/turn-1.stderr.txt in the iteration folder)';
+    const shown = firstProblem(result({ status: 'error', reason: `engine error in turn 1: exited with code 1: Error: ${'z'.repeat(200)}${ref}` }));
+    expect(shown).toHaveLength(160 + ref.length);
+    expect(shown.endsWith(`z…${ref}`)).toBe(true);
+    // A short one is shown as it is.
+    expect(firstProblem(result({ status: 'error', reason: `exited with code 1: Error: x${ref}` }))).toBe(`exited with code 1: Error: x${ref}`);
+    expect(shown.startsWith('engine error in turn 1: exited with code 1: Error: zzz')).toBe(true);
+  });
+
+  it('off a TTY and on one, a long reason is cut with …; a secret is redacted before the cut, never shown in part', () => {
+    process.env.SKILL_UP_TEST_API_KEY = 'sk-canary-0123456789abcdef';
+    try {
+      for (const tty of [false, true]) {
+        if (tty) delete process.env.CI;
+        const out = sink(tty);
+        const p = createProgress(1, out);
+        // The secret straddles the 160-character cut.
+        p.jobFinished(job('a/with_skill/run-1'), result({ status: 'fail', reason: `${'r'.repeat(140)} sk-canary-0123456789abcdef and more` }));
+        p.stop();
+        expect(out.text).not.toContain('sk-canary');
+        expect(out.text).toContain(`— ${'r'.repeat(140)} [REDACTED] and more`);
+        const narrow = sink(tty);
+        (narrow as { columns: number }).columns = 60;
+        const q = createProgress(1, narrow);
+        q.jobFinished(job('a/with_skill/run-1'), result({ status: 'error', reason: 'q'.repeat(100) }));
+        q.stop();
+        if (tty) expect(narrow.text).toContain(`\r\x1b[2K${'ERROR a/with_skill/run-1 (1.2s) — '.padEnd(58, 'q')}…\n`);
+        else expect(narrow.text).toContain(`— ${'q'.repeat(100)}\n`);
+      }
+    } finally {
+      delete process.env.SKILL_UP_TEST_API_KEY;
+    }
   });
 
   it("an error's reason comes before a failed assertion, a failure's first failed assertion before its reason", () => {
