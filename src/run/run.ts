@@ -29,6 +29,12 @@ export interface ExecuteOptions {
   listeners?: ResultListener[];
   /** Milliseconds to wait before `attempt` (2, 3, …); default 1 s doubling per retry, at most 30 s. */
   retryDelayMs?: (attempt: number) => number;
+  /**
+   * Leave the last removals running when the jobs are done (default: wait for them). The
+   * caller then drains `env.removals` itself, before it returns: runSuite writes the reports
+   * meanwhile (a one-job run waited about 10 ms for its workspace to go first).
+   */
+  leaveRemovals?: boolean;
 }
 
 /**
@@ -117,7 +123,7 @@ export async function executeJobs(opts: ExecuteOptions): Promise<JobResult[]> {
     ),
   );
   // Every removal ends before the run does (interrupted or not): nothing is left half removed.
-  await env.removals?.drain();
+  if (!opts.leaveRemovals) await env.removals?.drain();
   return results.filter((r): r is JobResult => r !== undefined);
 }
 

@@ -239,6 +239,9 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
   // Finished jobs' workspaces, removed in the background once journaled; a failure is a warning line.
   const removals = new RemovalQueue({ onError: (f) => notice(`warning: could not remove the workspace ${f.path}: ${f.message}`) });
   let results: JobResult[];
+  // The last workspaces' removal, which goes on while the reports are written; awaited before runSuite returns.
+  let removed: Promise<void> | undefined;
+  let jobsEnded = false;
   try {
     const model = await startScriptedModel(prepared.scripts, dir, prepared.docker?.socketDir ? join(prepared.docker.socketDir, 'model.sock') : undefined);
     if (model) notice(`scripted model server on ${model.url} (exchanges logged per job)`);
@@ -248,6 +251,7 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
       results = await executeJobs({
         jobs: toRun,
         parallelism,
+        leaveRemovals: true,
         journal,
         progress: sinks?.progress ?? progress,
         hooks: jobHooks(extras),
@@ -268,12 +272,14 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
           ...(sinks ? { events: sinks.jobs } : {}),
         },
       });
+      jobsEnded = true;
     } finally {
       await model?.close();
     }
   } finally {
-    // Normally drained by executeJobs already; here too when it threw.
-    await removals.drain();
+    removed = removals.drain();
+    // Thrown out of the jobs: nothing else will wait for the removals.
+    if (!jobsEnded) await removed;
     // Each job removes its container; one an interrupt left half-made goes here.
     await prepared.docker?.sweep();
     verbose?.uninstall();
@@ -338,10 +344,13 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
     if (typeof (e as NodeJS.ErrnoException).code !== 'string') throw e;
     record.reportError = `cannot write the reports in ${dir}: ${(e as Error).message}`;
     if (!interrupted) record.exitCode = 3;
+    await removed;
     return record;
   }
   // A report that could not be written (disk full, …) is exit 3, after 2 and 130/143 (README "Exit codes").
   if (record.reports.skipped.length && !interrupted) record.exitCode = 3;
+  // Nothing is left half removed when the run returns (RemovalQueue.drain never rejects).
+  await removed;
   return record;
 }
 
