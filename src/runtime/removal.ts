@@ -5,9 +5,10 @@
  * the removal of another's workspace and no removal competes with the running jobs for more
  * than `concurrency` of libuv's threads.
  */
-import type { Dirent } from 'node:fs';
-import { chmod, lstat, readdir, rm, rmdir, unlink } from 'node:fs/promises';
+import { chmodSync, lstatSync, readdirSync, rmdirSync, unlinkSync, type Dirent } from 'node:fs';
+import { rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { FsBatch } from '../util/fs-batch.js';
 
 /**
  * Deletes `dir` and everything under it; a missing `dir` is nothing to do, a file or link at
@@ -26,7 +27,7 @@ import path from 'node:path';
  */
 export async function removeTree(dir: string): Promise<void> {
   try {
-    await removeFolder(dir);
+    await removeFolder(dir, new FsBatch());
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
@@ -41,22 +42,30 @@ export async function removeTree(dir: string): Promise<void> {
   }
 }
 
-/** Removes the folder `dir`; throws ENOTDIR when `dir` is not a folder (a link to one included), which is then unlinked. */
-async function removeFolder(dir: string): Promise<void> {
+/**
+ * Removes the folder `dir`; throws ENOTDIR when `dir` is not a folder (a link to one included),
+ * which is then unlinked. Synchronous calls, a batch at a time (src/util/fs-batch.ts).
+ */
+async function removeFolder(dir: string, batch: FsBatch): Promise<void> {
   // readdir and chmod follow links: whatever is at `dir` now must be a real folder.
-  if (!(await lstat(dir)).isDirectory()) throw Object.assign(new Error(`${dir} is not a folder`), { code: 'ENOTDIR' });
+  if (!lstatSync(dir).isDirectory()) throw Object.assign(new Error(`${dir} is not a folder`), { code: 'ENOTDIR' });
   let entries: Dirent[];
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EACCES') throw e;
-    await chmod(dir, 0o700);
-    entries = await readdir(dir, { withFileTypes: true });
+    chmodSync(dir, 0o700);
+    entries = readdirSync(dir, { withFileTypes: true });
   }
+  await batch.tick(2);
   let madeWritable = false;
   for (const e of entries) {
     const child = path.join(dir, e.name);
-    const once = () => (e.isDirectory() ? removeFolder(child) : unlink(child));
+    const once = async () => {
+      if (e.isDirectory()) return removeFolder(child, batch);
+      unlinkSync(child);
+      await batch.tick();
+    };
     try {
       await once();
     } catch (err) {
@@ -65,14 +74,15 @@ async function removeFolder(dir: string): Promise<void> {
       // A read-only folder refuses unlinking its entries (as a non-root user).
       if ((code === 'EACCES' || code === 'EPERM') && !madeWritable) {
         madeWritable = true;
-        await chmod(dir, 0o700);
+        chmodSync(dir, 0o700);
         await once();
         continue;
       }
       throw err;
     }
   }
-  await rmdir(dir);
+  rmdirSync(dir);
+  await batch.tick();
 }
 
 /** A removal that failed: the folder and the file-system error's message. */

@@ -3,11 +3,12 @@
  * a directory walk that never follows symbolic links, and a glob matcher with
  * gitignore-like folder semantics.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { PicomatchOptions } from 'picomatch';
 import type Picomatch from 'picomatch';
 import { requireCjs } from '../util/cjs.js';
+import { FsBatch } from '../util/fs-batch.js';
 
 const picomatch = requireCjs('picomatch') as typeof Picomatch;
 
@@ -27,8 +28,11 @@ export interface TreeEntry {
  */
 export async function walkTree(root: string, skipDir: (rel: string) => boolean = () => false): Promise<TreeEntry[]> {
   const out: TreeEntry[] = [];
+  // Synchronous calls, a batch at a time (src/util/fs-batch.ts): most trees walked are a job's small workspace.
+  const batch = new FsBatch();
   async function visit(absDir: string, relDir: string): Promise<void> {
-    const entries = await readdir(absDir, { withFileTypes: true });
+    const entries = readdirSync(absDir, { withFileTypes: true });
+    await batch.tick();
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
       const rel = relDir ? `${relDir}/${e.name}` : e.name;
@@ -41,7 +45,7 @@ export async function walkTree(root: string, skipDir: (rel: string) => boolean =
       }
     }
   }
-  const st = await stat(root); // the root itself may be a symbolic link to a folder
+  const st = statSync(root); // the root itself may be a symbolic link to a folder
   if (!st.isDirectory()) throw Object.assign(new Error(`not a directory: ${root}`), { code: 'ENOTDIR' });
   await visit(root, '');
   return out;

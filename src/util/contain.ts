@@ -4,8 +4,8 @@
  * for every runtime check (workspace set-up, the custom engine's files, artifact collection,
  * judges' file reads), so they all mean the same thing by "inside".
  */
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, readlink, realpath, unlink, type FileHandle } from 'node:fs/promises';
+import { constants, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { lstat, mkdir, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 /** A path leaves the folder it must stay in. `message` says which path, and where it leads. */
@@ -38,20 +38,27 @@ export function isInside(root: string, abs: string): boolean {
  * Link chains longer than 40 hops are refused with ELOOP, as the kernel does.
  */
 export async function realpathNearest(abs: string): Promise<string> {
+  // Synchronous: realpath(3), lstat and readlink of existing paths cost a few µs each, a
+  // fraction of a trip through libuv's threads, and this runs several times per job (issue 13).
   let current = path.resolve(abs);
   const rest: string[] = [];
   for (let hops = 0; hops <= 40; ) {
     try {
-      const real = await realpath(current);
+      const real = realpathSync.native(current);
       return rest.length ? path.join(real, ...rest.reverse()) : real;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
     }
     // `current` does not fully resolve: a dangling link is followed, a missing name climbs up.
-    const st = await lstat(current).catch(() => undefined);
+    let st: ReturnType<typeof lstatSync> | undefined;
+    try {
+      st = lstatSync(current);
+    } catch {
+      st = undefined;
+    }
     if (st?.isSymbolicLink()) {
-      current = path.resolve(path.dirname(current), await readlink(current));
+      current = path.resolve(path.dirname(current), readlinkSync(current));
       hops++;
       continue;
     }
