@@ -38,9 +38,16 @@ const ownUrls = {
     b.onLoad({ filter: /[\\/]dist[\\/](src|engines)[\\/].*\.js$/ }, async (args) => {
       const text = await readFile(args.path, 'utf8');
       const rel = relative(dirname(outfile), args.path).split('\\').join('/');
-      const contents = text
+      let contents = text
         .replaceAll('import.meta.url', `__skillUpUrl(${JSON.stringify(rel)})`)
         .replace(/\brequireCjs\((["'])([^"']+)\1\)/g, (call, _q, spec) => (bundled.has(packageName(spec)) ? `require(${JSON.stringify(spec)})` : call));
+      // The generated validators join the bundle (src/config/schema.ts bundledValidators), so the code cache covers them.
+      if (/[\\/]dist[\\/]src[\\/]config[\\/]schema\.js$/.test(args.path)) {
+        const line = 'const bundledValidators = undefined;';
+        if (!contents.includes(line)) throw new Error(`${args.path}: \`${line}\` not found (src/config/schema.ts changed?)`);
+        // An import, not a require: schema.ts's own `require` (createRequire) would shadow a bundled one.
+        contents = `import * as __bundledValidators from './validators.generated.cjs';\n${contents.replace(line, 'const bundledValidators = () => __bundledValidators;')}`;
+      }
       return { contents, loader: 'js' };
     });
   },

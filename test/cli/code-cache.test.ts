@@ -29,8 +29,12 @@ function caches(root: string): string[] {
 }
 
 describe('the executable runs from its bundle with a code cache', () => {
-  it('the build wrote the bundle', () => {
+  it('the build wrote the bundle, holding the generated validators (so the code cache covers them)', () => {
     expect(existsSync(BUNDLE), `${BUNDLE} is missing: run \`npm run build\` (scripts/bundle.mjs)`).toBe(true);
+    const text = readFileSync(BUNDLE, 'utf8');
+    expect(text).toMatch(/var require_validators_generated = __commonJS\(/);
+    expect(text).toContain('bundledValidators = () => __bundledValidators;');
+    expect(text).not.toContain('const bundledValidators = undefined;');
   });
 
   it('writes one cache per command, then reuses it without rewriting it', async () => {
