@@ -41,10 +41,20 @@ export async function start(): Promise<void> {
       process.exitCode = code;
       // Whatever handle might linger (a stuck socket), the command is done: leave within a second.
       setTimeout(() => process.exit(code), 1000).unref();
+      // Leave as soon as what was printed is out, rather than when the event loop has drained:
+      // Node's own teardown of the heap cost a one-job run 10-20 ms (issue 13). Every command
+      // awaits its work before it returns (a server command returns when it is stopped).
+      void printed().then(() => process.exit(code));
     },
     (e) => {
       process.stderr.write(`skill-up: internal error: ${(e as Error).stack ?? e}\n`);
       process.exitCode = 3;
     },
   );
+}
+
+/** Resolves once stdout and stderr hold nothing unwritten (at once for a file or a TTY, and for pipes on Linux, where writes are synchronous). */
+function printed(): Promise<void> {
+  const pending = [process.stdout, process.stderr].filter((s) => s.writableLength > 0 && !s.destroyed);
+  return Promise.all(pending.map((s) => new Promise<void>((done) => s.once('drain', done).once('close', done).once('error', () => done())))).then(() => undefined);
 }
