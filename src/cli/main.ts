@@ -27,6 +27,7 @@ Commands:
   import <evals.json>            convert Anthropic skill-creator evals.json into eval.yaml + cases
   engines <list|install|check>   the agent CLIs skill-up can drive, and its engine cache
   model-server --script FILE     serve a scripted model for any engine (Anthropic Messages, OpenAI Chat Completions and Responses, Gemini APIs)
+  mcp-mock --config FILE         serve a mocked MCP server (built-in filesystem, canned tool answers) over stdio or HTTP
 
 Run \`skill-up <command> --help\` for a command's options and examples.
 
@@ -54,6 +55,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   init: async (argv) => (await import('./init.js')).initCommand(argv),
   engines: async (argv) => (await import('../engine/engines-command.js')).runEnginesCommand(argv),
   'model-server': async (argv) => (await import('../model/index.js')).runModelServerCommand(argv),
+  'mcp-mock': async (argv) => (await import('./mcp-mock.js')).mcpMockCommand(argv),
 };
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
