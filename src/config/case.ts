@@ -36,6 +36,8 @@ export interface CaseDefaults {
   customEngineNames: ReadonlySet<string>;
   /** The suite's engines, which an agent_judge's `engine: <name>` names (src/config/judges.ts). */
   engines?: EngineConfig[];
+  /** eval.yaml `user_simulator` when set: `respond` turns and a case's scenario need it. */
+  userSimulator?: Field;
 }
 
 /** Builds the case at `field`; `file` is where it was read from, `fallbackId` its file name. */
@@ -58,10 +60,12 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
   warnUnsupportedSections(field);
 
   const input = field.get('input');
-  const turns = buildTurns(input);
-  // Turn numbers in rules are only checked against a well-formed input.
-  const turnCount = input.has('prompt') !== input.has('turns') ? turns.length : undefined;
+  const turns = buildTurns(input, d.userSimulator);
+  const userSimulator = caseSimulator(field, input, d.userSimulator);
   const constraints = field.get('constraints');
+  const maxTurns = pickPositive(constraints.get('max_turns').int(), d.maxTurns, DEFAULT_MAX_TURNS);
+  // Turn numbers in rules are only checked against a well-formed input; an autonomous case may run up to max_turns.
+  const turnCount = input.has('prompt') !== input.has('turns') ? (userSimulator?.autonomous ? maxTurns : turns.length) : undefined;
   const own = buildExpect(field.get('expect'), d.skillDir);
   const artifacts = field.get('collect_artifacts');
   artifacts.items().forEach((a) => checkArtifactGlob(a));
@@ -76,7 +80,7 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
     turns,
     context: buildContext(field.get('context'), d.skillDir),
     timeoutSeconds: pickTimeout(checkTimeoutSeconds(constraints.get('timeout_seconds'), true), d.timeoutSeconds),
-    maxTurns: pickPositive(constraints.get('max_turns').int(), d.maxTurns, DEFAULT_MAX_TURNS),
+    maxTurns,
     trials: field.get('trials').int() ?? d.trials,
     // A trigger case is graded on activation alone: it inherits neither `cases.defaults.expect` nor the eval-level judges.
     expect: trigger !== undefined ? own : mergeExpect(d.expect, own),
@@ -89,7 +93,26 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
   if (description !== undefined) spec.description = description;
   if (field.has('engines')) spec.engines = caseEngines(field.get('engines'), d.customEngineNames);
   if (trigger !== undefined) spec.shouldTrigger = trigger;
+  if (userSimulator) spec.userSimulator = userSimulator;
   return spec;
+}
+
+/** Where a simulator is missing: eval.yaml `user_simulator` is the model connection `respond` turns and scenarios use. */
+const NO_SIMULATOR = 'needs a user simulator: set eval.yaml `user_simulator: { provider, protocol, model }` (`provider: scripted` answers from the suite\'s model script)';
+
+/**
+ * The case's `user_simulator: { scenario }` → CaseSpec.userSimulator, refused at its key
+ * without an eval.yaml `user_simulator`. With `input.prompt` the case is autonomous.
+ */
+function caseSimulator(field: Field, input: Field, evalSimulator: Field | undefined): CaseSpec['userSimulator'] {
+  const f = field.get('user_simulator');
+  if (!f.isMap() || !f.has('scenario')) return undefined;
+  if (!evalSimulator) {
+    f.get('scenario').error(`a scenario ${NO_SIMULATOR}`, 'key');
+    return undefined;
+  }
+  const scenario = f.get('scenario').str() ?? '';
+  return { scenario, autonomous: input.isMap() && input.has('prompt') && !input.has('turns') };
 }
 
 /** What a trigger case may not have: it judges only whether the skill was activated. */
@@ -127,7 +150,7 @@ function pickPositive(own: number | undefined, defaults: number, fallback: numbe
 }
 
 /** `input.prompt` or `input.turns` → turns, checking the XOR and each turn. */
-function buildTurns(input: Field): TurnSpec[] {
+function buildTurns(input: Field, evalSimulator: Field | undefined): TurnSpec[] {
   if (!input.isMap()) return [];
   const hasPrompt = input.has('prompt');
   const hasTurns = input.has('turns');
@@ -153,20 +176,29 @@ function buildTurns(input: Field): TurnSpec[] {
   const turns: TurnSpec[] = [];
   for (const t of input.get('turns').items()) {
     if (!t.isMap()) continue;
-    if (t.has('respond')) {
-      t.get('respond').error('`respond` turns need a user simulator, which skill-up does not support yet; write the message in `content`', 'key');
-    } else if (!t.has('content')) {
-      t.error('a turn needs `content`: the user message', 'value');
+    const respond = t.get('respond');
+    if (t.has('respond') && t.has('content')) {
+      respond.error(`a turn takes \`content\` (line ${t.get('content').position('key').line}, the message as written) or \`respond\` (the simulator writes it), not both`, 'key');
+    } else if (respond.value === false) {
+      respond.error('`respond: false` sends nothing: write the message in `content`, or give the simulator an instruction (`respond: <text>` or `respond: true`)');
+    } else if (t.has('respond') && !evalSimulator) {
+      respond.error(`a \`respond\` turn ${NO_SIMULATOR}`, 'key');
+    } else if (!t.has('respond') && !t.has('content')) {
+      t.error('a turn needs `content` (the user message) or `respond` (an instruction to the user simulator)', 'value');
     }
     const content = t.get('content').str() ?? '';
-    for (const ref of turnVariables(content)) {
+    // `respond: <instruction>` or `respond: true` (the scenario alone); the schema refuses anything else.
+    const instruction = typeof respond.value === 'string' ? respond.value : respond.value === true ? '' : undefined;
+    const templated = instruction !== undefined && !t.has('content') ? respond : t.get('content');
+    for (const ref of turnVariables(templated.str() ?? '')) {
       if (!captured.has(ref.name)) {
-        t.get('content').error(
+        templated.error(
           `\`{{${ref.name}}}\` is not captured by an earlier turn (\`capture: [{variable: ${ref.name}, pattern: …}]\`), so it cannot be filled in; ${literalBracesHint(ref)}`,
         );
       }
     }
     const turn: TurnSpec = { content, capture: [] };
+    if (instruction !== undefined && !t.has('content')) turn.respond = instruction;
     for (const c of t.get('capture').items()) {
       const variable = c.get('variable').str();
       const hasPattern = c.has('pattern');

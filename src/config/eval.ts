@@ -4,7 +4,7 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { DockerSettings, EngineConfig, ReportFormat, SkillRef, Suite, SuiteGates } from './types.js';
+import type { DockerSettings, EngineConfig, ReportFormat, SkillRef, Suite, SuiteGates, UserSimulatorConfig } from './types.js';
 import type { CaseDefaults } from './case.js';
 import { expandGlob, isDirectory, isFile, isGlob } from './discover.js';
 import { buildEngine, canonicalEngineName, unknownEngineMessage } from './engines.js';
@@ -56,6 +56,7 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
     skills: buildSkills(root, skillDir),
     engine,
     engines,
+    ...userSimulatorOf(root.get('user_simulator'), engines),
     parallelism: cases.get('parallelism').int() ?? 1,
     retryPolicy: {
       maxRetries: cases.get('retry_policy').get('max_retries').int() ?? 0,
@@ -82,11 +83,52 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
       ...(root.get('judge').isMap() ? { evalJudge: root.get('judge') } : {}),
       customEngineNames,
       engines,
+      ...(hasSimulator(root.get('user_simulator')) ? { userSimulator: root.get('user_simulator') } : {}),
     },
     caseFiles: caseFiles(cases, skillDir),
     inline: cases.get('inline').items(),
     triggers: root.get('triggers'),
   };
+}
+
+/** True when eval.yaml `user_simulator` names a provider: a map without one (alibaba's `user_simulator: {}`) configures nothing. */
+function hasSimulator(f: Field): boolean {
+  return f.isMap() && (f.get('provider').str() ?? '') !== '';
+}
+
+/** Seconds a simulator request may take when `user_simulator.timeout_seconds` is unset. */
+export const DEFAULT_SIMULATOR_TIMEOUT_SECONDS = 30;
+
+/**
+ * eval.yaml `user_simulator` → `{ userSimulator }` (empty when unset). The schema has checked
+ * the types; here: `scripted` needs a scripted engine (it uses that engine's model script), a
+ * real provider needs `protocol` and `model`. The API key's value is read at run time, never here.
+ */
+function userSimulatorOf(f: Field, engines: EngineConfig[]): { userSimulator?: UserSimulatorConfig } {
+  const provider = f.get('provider').str() ?? '';
+  // alibaba's defaults write `user_simulator: {}` (or blank fields): no simulator.
+  if (!hasSimulator(f)) return {};
+  const scripted = provider === 'scripted';
+  if (scripted && !engines.some((e) => e.model.provider === 'scripted')) {
+    f.get('provider').error('`provider: scripted` answers with the suite\'s model script, but no engine has `model: { provider: scripted, script: … }`; give an engine a scripted model, or name a real provider', 'value');
+  }
+  if (!scripted) {
+    for (const key of ['protocol', 'model'] as const) {
+      if (!f.has(key)) f.error(`\`user_simulator.${key}\` is needed with \`provider: ${provider}\` (only \`provider: scripted\` has a default)`, 'key');
+    }
+  }
+  const protocol = (f.get('protocol').str() ?? 'anthropic') as UserSimulatorConfig['protocol'];
+  const cfg: UserSimulatorConfig = {
+    provider,
+    protocol,
+    model: f.get('model').str() ?? 'scripted-simulator',
+    timeoutSeconds: f.get('timeout_seconds').int() ?? DEFAULT_SIMULATOR_TIMEOUT_SECONDS,
+  };
+  if (!scripted) {
+    cfg.baseUrl = (f.get('base_url').str() ?? (protocol === 'openai' ? 'https://api.openai.com/v1' : 'https://api.anthropic.com')).replace(/\/+$/, '');
+    cfg.apiKeyEnv = f.get('api_key_env').str() ?? (protocol === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY');
+  }
+  return { userSimulator: cfg };
 }
 
 /** `gates:` (the schema has checked every type and range). */

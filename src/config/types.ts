@@ -202,7 +202,14 @@ export interface PostCondition {
 
 /** One user turn. A single `input.prompt` becomes one turn. */
 export interface TurnSpec {
+  /** The user message as written (`''` for a `respond` turn, whose message the simulator writes). */
   content: string;
+  /**
+   * A `respond` turn: the instruction to the user simulator (src/simulator/), which writes
+   * this turn's message from the conversation so far and must reply; `''` for `respond: true`
+   * (no instruction beyond the case's scenario). Absent for a turn with `content`.
+   */
+  respond?: string;
   postCondition?: PostCondition;
   /** Values taken from this turn's answer into `{{variable}}` of later turns. */
   capture: { variable: string; pattern?: string; jsonpath?: string }[];
@@ -249,11 +256,38 @@ export interface CaseSpec {
   /** Engines this case runs on; unset = every engine of the run. */
   engines?: string[];
   /**
+   * The case's `user_simulator`: `scenario` (what the simulated user wants, given to the
+   * simulator with every request) and `autonomous` (`input.prompt` plus a scenario: after the
+   * prompt, the simulator replies or stops until `maxTurns`). Unset: no simulator involved
+   * beyond `respond` turns.
+   */
+  userSimulator?: { scenario: string; autonomous: boolean };
+  /**
    * A trigger case (`should_trigger`, or an item of eval.yaml `triggers.file`): graded only on
    * whether the skill under test (the suite's first skill) was activated; pass iff activated
    * equals this. It has no `expect` or judges and runs only in `with_skill` (src/judge/trigger.ts).
    */
   shouldTrigger?: boolean;
+}
+
+/**
+ * eval.yaml `user_simulator`: the model that writes simulated user messages (src/simulator/).
+ * `provider: scripted` talks to the run's scripted model server (the suite's model script,
+ * `simulator: true` rules); any other provider to `baseUrl` with the key from `apiKeyEnv`.
+ */
+export interface UserSimulatorConfig {
+  /** `scripted`, or a provider name (`openai`, `anthropic`, …; only labels it otherwise). */
+  provider: string;
+  /** Wire format: OpenAI Chat Completions or Anthropic Messages. */
+  protocol: 'openai' | 'anthropic';
+  /** Model name sent in the request (`scripted-simulator` for the scripted model when unset). */
+  model: string;
+  /** Seconds one simulator request may take (default 30). */
+  timeoutSeconds: number;
+  /** Endpoint base: OpenAI's includes `/v1` (`https://api.openai.com/v1`), Anthropic's does not. Unset for `scripted`. */
+  baseUrl?: string;
+  /** Name of the environment variable holding the API key (its value is never printed or written). Unset for `scripted`. */
+  apiKeyEnv?: string;
 }
 
 /** The whole suite. */
@@ -274,6 +308,8 @@ export interface Suite {
   };
   skills: SkillRef[];
   engine: EngineConfig;
+  /** eval.yaml `user_simulator`: the simulated user's model connection; unset = no `respond` turn or scenario allowed. */
+  userSimulator?: UserSimulatorConfig;
   /** Extra engines from `engines:` (engine matrix); the first is always `engine`. */
   engines: EngineConfig[];
   cases: CaseSpec[];

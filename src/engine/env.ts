@@ -109,21 +109,27 @@ const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:-|:\?|\?)([^}]*))?\}/g;
 export class SuiteEnvError extends Error {}
 
 /**
- * `environment.env` with `${VAR}` (unset: empty), `${VAR:-default}` and `${VAR?message}` (unset:
- * an error) expanded from `parent`. Anything else is literal.
+ * `template` with `${VAR}` (unset: empty), `${VAR:-default}` and `${VAR?message}` (unset: an
+ * error naming `what`) expanded from `parent`. Anything else is literal.
+ * @throws SuiteEnvError naming `what` and the variable
+ */
+export function expandEnvTemplate(template: string, parent: Readonly<Record<string, string | undefined>>, what: string): string {
+  return template.replace(REF, (_m, name: string, op: string | undefined, arg: string | undefined) => {
+    const v = parent[name];
+    if (v !== undefined && v !== '') return v;
+    if (op === ':-') return arg ?? '';
+    if (op === '?' || op === ':?') throw new SuiteEnvError(`${what}: \${${name}}${arg ? `: ${arg}` : ' is not set'}`);
+    return '';
+  });
+}
+
+/**
+ * `environment.env` with its templates expanded from `parent` ({@link expandEnvTemplate}).
  * @throws SuiteEnvError naming the variable
  */
 export function expandSuiteEnv(env: Readonly<Record<string, string>>, parent: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, template] of Object.entries(env)) {
-    out[k] = template.replace(REF, (_m, name: string, op: string | undefined, arg: string | undefined) => {
-      const v = parent[name];
-      if (v !== undefined && v !== '') return v;
-      if (op === ':-') return arg ?? '';
-      if (op === '?' || op === ':?') throw new SuiteEnvError(`environment.env.${k}: \${${name}}${arg ? `: ${arg}` : ' is not set'}`);
-      return '';
-    });
-  }
+  for (const [k, template] of Object.entries(env)) out[k] = expandEnvTemplate(template, parent, `environment.env.${k}`);
   return out;
 }
 

@@ -2,6 +2,7 @@
  * The engine adapter contract (design.md, "Engine adapters") and the normalised Transcript
  * every adapter produces. Adapters live in the top-level `engines/<name>/` folders.
  */
+import type { McpServerLaunch } from './mcp.js';
 import type { ProcessRunner } from './proc.js';
 import type { CaseSpec, EngineConfig } from '../config/types.js';
 import type { EnvAllowList } from './env.js';
@@ -39,6 +40,8 @@ export interface TranscriptTurn {
   /** 1-based turn number. */
   index: number;
   prompt: string;
+  /** Who wrote `prompt`, in a case with a user simulator: the case file (`case`) or the simulator (`simulator`); unset otherwise. */
+  source?: TurnSource;
   /** The agent's final answer for this turn: the whole text, or its preview when `finalTextFile` is set. */
   finalText: string;
   /**
@@ -84,7 +87,12 @@ export interface Transcript {
   engine: string;
   model?: string;
   turns: TranscriptTurn[];
+  /** Why the conversation ended, in a case with a user simulator (TurnResult.stopReason). */
+  stopReason?: string;
 }
+
+/** Who wrote a turn's user message: the case file, or the user simulator (src/simulator/). */
+export type TurnSource = 'case' | 'simulator';
 
 /** What an adapter receives for a job. */
 export interface EngineContext {
@@ -116,6 +124,8 @@ export interface EngineContext {
   deadline: number;
   /** Base URL of a scripted model server started for this run, when `provider: scripted`. */
   modelBaseUrl?: string;
+  /** The MCP servers to offer the agent, identical in both variants (src/engine/mcp.ts); none when unset. */
+  mcpServers?: McpServerLaunch[];
   /** Where the engine runs: `docker` (a container per job, itself a sandbox), else `local`. */
   runtime?: 'local' | 'docker';
   /**

@@ -24,6 +24,8 @@
  *   input (a Read, `cat`, etc.).
  * - **judge**: the request comes from a grader run (`ModelRequest.judge`, set by the server
  *   from a job id `<job id>/judge-<n>`), not from the agent being evaluated.
+ * - **simulator**: the request comes from the user simulator (`ModelRequest.simulator`, from
+ *   a job id `<job id>/simulator`, src/simulator/).
  * - **cwd**: the first of `Primary working directory: …` (Claude Code), `<cwd>…</cwd>`
  *   (Codex), `Working directory: …` (OpenCode), `I'm currently working in the directory: …`
  *   (Gemini CLI, Qwen Code) in the context texts.
@@ -35,6 +37,8 @@ export interface Conversation {
   engine: EngineName;
   /** True for a grader run's request (`ModelRequest.judge`, from the job id), false for the agent's own. */
   judge: boolean;
+  /** True for the user simulator's request (`ModelRequest.simulator`, from the job id `<job id>/simulator`). */
+  simulator: boolean;
   /** Text of the current prompt (reminders and engine-injected text removed); '' when none. */
   prompt: string;
   /** 1-based number of the current user turn; 0 when the request has no prompt message. */
@@ -99,6 +103,7 @@ export function viewConversation(req: ModelRequest, upTo = req.messages.length):
   const view: Conversation = {
     engine: req.engine,
     judge: req.judge === true,
+    simulator: req.simulator === true,
     prompt,
     turn,
     promptIndex,

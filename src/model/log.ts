@@ -49,6 +49,8 @@ export interface ExchangeLogEntry {
     replies: number;
     /** Present (true) only for a grader run's request (`Conversation.judge`). */
     judge?: true;
+    /** Present (true) only for the user simulator's request (`Conversation.simulator`). */
+    simulator?: true;
   };
   /** Which rule and step answered. */
   trace?: PlanTrace;
@@ -84,6 +86,14 @@ const JUDGE_SEGMENT = /^judge-[1-9][0-9]*$/;
 export function isJudgeJobId(jobId: string | undefined): boolean {
   if (!jobId) return false;
   return JUDGE_SEGMENT.test(jobId.slice(jobId.lastIndexOf('/') + 1));
+}
+
+/** Last `/`-segment of the user simulator's job id (src/simulator/ sends `skill-up-job:<job id>/simulator`). */
+export const SIMULATOR_SEGMENT = 'simulator';
+
+/** True when `jobId` is the user simulator's (`<job id>/simulator`): drives the rules' `simulator:` condition. False for undefined. */
+export function isSimulatorJobId(jobId: string | undefined): boolean {
+  return !!jobId && jobId.slice(jobId.lastIndexOf('/') + 1) === SIMULATOR_SEGMENT;
 }
 
 /** Headers with credentials replaced. */

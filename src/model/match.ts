@@ -36,6 +36,7 @@ export function ruleMatches(rule: Rule, conv: Conversation): boolean {
   }
   if (w.engine && !w.engine.includes(conv.engine)) return false;
   if (w.judge !== undefined && w.judge !== conv.judge) return false;
+  if (w.simulator !== undefined && w.simulator !== conv.simulator) return false;
   return true;
 }
 

@@ -231,6 +231,7 @@ function toRules(raw: RawScript, root: Field): Rule[] {
     // An alias (`claude-code`) names its engine: requests carry the canonical name.
     if (w.engine !== undefined) when.engine = list(w.engine as string | string[])!.map((n) => canonicalRuleEngine(n) ?? n);
     if (w.judge !== undefined) when.judge = w.judge as boolean;
+    if (w.simulator !== undefined) when.simulator = w.simulator as boolean;
     const rule: Rule = { index, line: root.get('rules').get(index).position().line, when, delayMs: r.delay_ms ?? 0 };
     if (r.name !== undefined) rule.name = r.name;
     if (r.reply) rule.reply = r.reply.map(toAction);

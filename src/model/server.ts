@@ -14,7 +14,7 @@ import { createServer, type IncomingMessage, type RequestListener, type ServerRe
 import type { AddressInfo } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { ExchangeLog, isJudgeJobId, jobIdFrom, redactHeaders, type ExchangeLogEntry } from './log.js';
+import { ExchangeLog, isJudgeJobId, isSimulatorJobId, jobIdFrom, redactHeaders, type ExchangeLogEntry } from './log.js';
 import { registerExchangeSource, unregisterExchangeSource } from './offered.js';
 import { planResponse } from './plan.js';
 import { anthropicProtocol } from './protocols/anthropic.js';
@@ -176,6 +176,8 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
     if (request.sessionId) entry.sessionId = request.sessionId;
     // A grader run (`<job id>/judge-<r>`): the rules' `judge: true` condition holds for it.
     if (isJudgeJobId(jobId)) request.judge = true;
+    // The user simulator (`<job id>/simulator`, src/simulator/): `simulator: true` holds for it.
+    if (isSimulatorJobId(jobId)) request.simulator = true;
 
     const who: { jobId?: string; sessionId?: string } = {};
     if (jobId) who.jobId = jobId;
@@ -192,6 +194,7 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
       toolsOffered: conversation.toolsOffered,
       replies: conversation.replyStarts.length,
       ...(conversation.judge ? { judge: true as const } : {}),
+      ...(conversation.simulator ? { simulator: true as const } : {}),
     };
     entry.trace = plan.trace;
     await wait(plan.delayMs);

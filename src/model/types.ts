@@ -82,6 +82,11 @@ export interface RuleConditions {
    * (the agent's own requests). Absent = both.
    */
   judge?: boolean;
+  /**
+   * `true`: the request comes from the user simulator (src/simulator/, job id `<job id>/simulator`,
+   * log.ts `isSimulatorJobId`); `false`: from anything else. Absent = both.
+   */
+  simulator?: boolean;
 }
 
 /** One rule of the script, in file order. */
@@ -152,6 +157,8 @@ export interface ModelRequest {
    * `isJudgeJobId`). Set by the server from the API key, never by a protocol module.
    */
   judge?: boolean;
+  /** True when the request's job id names the user simulator (`<job id>/simulator`); set by the server. */
+  simulator?: boolean;
   /** Size of the raw request body in characters; input-token figures derive from it. */
   rawChars: number;
 }

@@ -4,7 +4,7 @@
  * tokens as counts, cost in USD.
  */
 import type { EngineConfig } from '../config/types.js';
-import type { SkillActivation, TokenUsage, Variant } from '../engine/types.js';
+import type { SkillActivation, TokenUsage, TurnSource, Variant } from '../engine/types.js';
 import type { Assertion, Status } from '../judge/types.js';
 import type { ShardRecord } from '../plan/shard.js';
 import type { MergeRecord } from '../merge/types.js';
@@ -83,6 +83,10 @@ export interface TurnJson {
   /** 1-based. */
   index: number;
   prompt: string;
+  /** Who wrote `prompt`, in a case with a user simulator: `case` or `simulator`. */
+  source?: TurnSource;
+  /** On the last turn of a case with a user simulator: why the conversation ended. */
+  stop_reason?: string;
   status: TurnResult['status'];
   /** The answer; a bounded preview when `final_text_file` is set. */
   final_text: string;
@@ -258,6 +262,8 @@ function turnJson(t: TurnResult): TurnJson {
   return {
     index: t.index,
     prompt: t.prompt,
+    ...(t.source ? { source: t.source } : {}),
+    ...(t.stopReason !== undefined ? { stop_reason: t.stopReason } : {}),
     status: t.status,
     final_text: t.finalText,
     ...(t.finalTextFile ? { final_text_file: t.finalTextFile, final_text_bytes: t.finalTextBytes ?? 0, final_text_truncated: true as const } : {}),
@@ -346,6 +352,8 @@ export function jobResultOf(j: JobJson): JobResult {
       (t): TurnResult => ({
         index: t.index,
         prompt: t.prompt,
+        ...(t.source ? { source: t.source } : {}),
+        ...(t.stop_reason !== undefined ? { stopReason: t.stop_reason } : {}),
         status: t.status,
         finalText: t.final_text,
         ...(t.reason !== undefined ? { reason: t.reason } : {}),

@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { EngineConfig, JudgeSpec, Suite, TurnSpec } from '../config/types.js';
 import { fillTurnTemplate } from '../config/turn-template.js';
-import type { EngineAdapter, EngineContext, EngineError, Transcript, TranscriptTurn } from '../engine/types.js';
+import type { EngineAdapter, EngineContext, EngineError, Transcript, TranscriptTurn, TurnSource } from '../engine/types.js';
 import { zeroUsage } from '../engine/types.js';
 import type { Job } from '../plan/plan.js';
 import { createWorkspace, collectArtifacts, diffSnapshots, saveChanges, snapshotWorkspace, workspaceEnv, type Workspace, type WorkspaceChanges } from '../runtime/index.js';
@@ -27,6 +27,7 @@ import { makeJobFolder, removePlantedLinks } from '../util/contain.js';
 import { priceResult } from '../cost/estimate.js';
 import { suiteEnvOf } from '../engine/env.js';
 import { redactTextFileInPlace, redactUntracked, writeJson, writeText } from '../util/out.js';
+import { userSimulatorFor, type SimulatedExchange, type UserSimulator } from '../simulator/index.js';
 
 /** A skill ready to install: where it comes from and the folder name it gets. */
 export interface ResolvedSkill {
@@ -212,8 +213,15 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     const transcript: Transcript = { engine: job.engine, model: engineCfg.model.name, turns: [] };
     kept = transcript;
     const turnEvents = events && { started: (i: number) => events.turnStarted(job, attempt, i), finished: (t: TurnResult) => events.turnFinished(job, attempt, t) };
+    // A simulated user (`respond` turns, a scenario) answers through eval.yaml `user_simulator` (src/simulator/).
+    const wantsSimulator = c.userSimulator !== undefined || c.turns.some((t) => t.respond !== undefined);
+    const simulator = wantsSimulator
+      ? env.suite.userSimulator
+        ? userSimulatorFor(env.suite.userSimulator, { jobId: job.id, ...(env.modelBaseUrl ? { modelBaseUrl: env.modelBaseUrl } : {}), env: env.baseEnv })
+        : 'this case has a simulated user but eval.yaml sets no `user_simulator`'
+      : undefined;
     // A job folder made now holds nothing an agent planted: its first turn needs no scan.
-    const verdict = await converse(job, adapter, ctx, prepared, transcript, result, deadline, turnEvents, folder.fresh);
+    const verdict = await converse(job, adapter, ctx, prepared, transcript, result, deadline, turnEvents, folder.fresh, simulator);
     // The case deadline bounds the set-up and the agent's turns; each judge has its own limit
     // (a script's timeout_seconds, an agent_judge's per grader run), so grading is never cut by it.
     clearTimeout(deadlineTimer);
@@ -376,8 +384,11 @@ async function redactFinalTexts(outputDir: string, result: JobResult, transcript
 
 /**
  * Sends the case's turns. Returns a final Grading when the conversation itself decided the
- * job (an engine error, a failed post-condition, an unresolved template); undefined when
- * the judges should decide.
+ * job (an engine error, a failed post-condition, an unresolved template, a failed simulator);
+ * undefined when the judges should decide. With a user simulator (`simulator`: the job's, or
+ * why it has none), a `respond` turn's message is the simulator's reply, an autonomous case
+ * goes on after its prompt until the simulator stops or `max_turns`, and every turn records
+ * its `source` and the last one the `stopReason`.
  */
 async function converse(
   job: Job,
@@ -389,8 +400,16 @@ async function converse(
   deadline: number,
   events?: { started(index: number): void; finished(turn: TurnResult): void },
   freshFolder = false,
+  simulator?: UserSimulator | string,
 ): Promise<Grading | undefined> {
   const specs = job.case.turns;
+  const scenario = job.case.userSimulator;
+  const simulated = simulator !== undefined;
+  if (typeof simulator === 'string') return { status: 'error', assertions: [], reason: simulator };
+  if (simulated && !adapter.supportsResume) {
+    const reason = `engine \`${job.engine}\` cannot resume a session, so a simulated user cannot answer between turns (a custom engine needs \`conversation_mode: stateful\`)`;
+    return { status: 'error', assertions: [], reason };
+  }
   // An engine that cannot resume gets the whole conversation as one prompt (captures need real turns).
   const flatten = !adapter.supportsResume && specs.length > 1;
   if (flatten && specs.some((t) => t.capture.length > 0)) {
@@ -398,24 +417,73 @@ async function converse(
     return { status: 'error', assertions: [], reason };
   }
   const turns: TurnSpec[] = flatten ? [{ content: specs.map((t) => t.content).join('\n\n'), capture: [] }] : specs;
+  // An autonomous case: after its prompt, simulated turns (they may stop) up to max_turns.
+  const lastTurn = scenario?.autonomous ? Math.max(job.case.maxTurns, turns.length) : turns.length;
   const vars: Record<string, string> = {};
   const history: string[] = [];
+  const exchanges: SimulatedExchange[] = [];
   let sessionId: string | undefined;
   const offered = new Set<string>();
   let skipping = false;
-  for (let i = 0; i < turns.length; i++) {
-    const spec = turns[i]!;
+  // Why the conversation ended (recorded with a simulator only): set on every way out below.
+  let stopReason: string | undefined;
+  const ended = (why: string, grading?: Grading): Grading | undefined => {
+    if (simulated) {
+      const last = result.turns[result.turns.length - 1];
+      if (last) last.stopReason = why;
+      transcript.stopReason = why;
+    }
+    return grading;
+  };
+  for (let i = 0; i < lastTurn; i++) {
+    const spec: TurnSpec = turns[i] ?? { content: '', capture: [] };
     const index = i + 1;
+    const fromSimulator = simulated && (spec.respond !== undefined || i >= turns.length);
+    const source: TurnSource | undefined = simulated ? (fromSimulator ? 'simulator' : 'case') : undefined;
+    const sourced = (t: TurnResult): TurnResult => (source ? { ...t, source } : t);
     if (skipping) {
-      result.turns.push(emptyTurn(index, spec.content, 'skipped', 'skipped by an earlier post_condition (on_fail: skip_remaining)'));
+      if (i >= turns.length) break;
+      result.turns.push(sourced(emptyTurn(index, fromSimulator ? '' : spec.content, 'skipped', 'skipped by an earlier post_condition (on_fail: skip_remaining)')));
       continue;
     }
-    // `{{name}}` ← an earlier turn's capture; `\{{` ← a literal `{{` (config/turn-template.ts, as validate checks it).
-    const { text: prompt, missing } = fillTurnTemplate(spec.content, vars);
-    if (missing.length) {
-      const reason = `turn ${index} uses {{${missing.join('}}, {{')}}}, which no earlier turn captured`;
-      result.turns.push(emptyTurn(index, prompt, 'error', reason));
-      return { status: 'error', assertions: [], reason };
+    let prompt: string;
+    if (fromSimulator && simulator) {
+      // `{{name}}` in a respond instruction ← an earlier turn's capture, as in a turn's content.
+      const filled = spec.respond ? fillTurnTemplate(spec.respond, vars) : { text: '', missing: [] as string[] };
+      if (filled.missing.length) {
+        const reason = `turn ${index}'s respond instruction uses {{${filled.missing.join('}}, {{')}}}, which no earlier turn captured`;
+        result.turns.push(sourced(emptyTurn(index, '', 'error', reason)));
+        return ended('error', { status: 'error', assertions: [], reason });
+      }
+      const outcome = await simulator.decide({
+        turn: index,
+        ...(scenario?.scenario ? { scenario: scenario.scenario } : {}),
+        ...(filled.text ? { instruction: filled.text } : {}),
+        history: exchanges,
+        mode: spec.respond !== undefined ? 'must_reply' : 'may_stop',
+        signal: ctx.signal,
+        deadline,
+      });
+      if (outcome.action === 'error') {
+        const deadlineHit = Date.now() >= deadline - 100;
+        const reason = deadlineHit && outcome.timeout ? `case timed out after ${job.case.timeoutSeconds} s waiting for the user simulator in turn ${index} (raise timeout_seconds in the case's constraints or in cases.defaults)` : outcome.reason;
+        result.turns.push(sourced(emptyTurn(index, '', 'error', reason)));
+        return ended('error', { status: ctx.signal.aborted && !deadlineHit ? 'skipped' : 'error', assertions: [], reason });
+      }
+      if (outcome.action === 'stop') {
+        stopReason = outcome.reason ? `simulator_stop: ${outcome.reason}` : 'simulator_stop';
+        break;
+      }
+      prompt = outcome.message;
+    } else {
+      // `{{name}}` ← an earlier turn's capture; `\{{` ← a literal `{{` (config/turn-template.ts, as validate checks it).
+      const filled = fillTurnTemplate(spec.content, vars);
+      prompt = filled.text;
+      if (filled.missing.length) {
+        const reason = `turn ${index} uses {{${filled.missing.join('}}, {{')}}}, which no earlier turn captured`;
+        result.turns.push(sourced(emptyTurn(index, prompt, 'error', reason)));
+        return ended('error', { status: 'error', assertions: [], reason });
+      }
     }
     history.push(prompt);
     const remaining = deadline - Date.now();
@@ -427,9 +495,10 @@ async function converse(
     try {
       t = await adapter.runTurn(ctx, prepared, { index, prompt, sessionId, history: [...history], timeoutMs });
     } catch (e) {
-      events?.finished(emptyTurn(index, prompt, 'error', (e as Error).message));
+      events?.finished(sourced(emptyTurn(index, prompt, 'error', (e as Error).message)));
       throw e;
     }
+    if (source) t.source = source;
     const dropped = boundToolCalls(t);
     // An engine prices the scripted model's made-up tokens at a real model's rates: that is
     // no cost anybody pays, so it is not reported.
@@ -441,6 +510,7 @@ async function converse(
     result.skillsOffered = t.skillsListed || offered.size ? [...offered] : result.skillsOffered;
     accumulate(result, t);
     const turn = toTurnResult(t);
+    if (source) turn.source = source;
     if (dropped) {
       turn.toolCallsDropped = dropped;
       note(result, `turn ${index}: ${dropped} tool call(s) past the first ${MAX_TOOL_CALLS_PER_TURN} were counted, not kept`);
@@ -451,18 +521,21 @@ async function converse(
       if (t.error) {
         const reason = turnErrorReason(t.error, index, job.case.timeoutSeconds, Date.now() >= deadline - 100, spec.timeoutSeconds);
         turn.reason = reason;
-        return { status: t.error.kind === 'cancelled' && ctx.signal.aborted && Date.now() < deadline - 100 ? 'skipped' : 'error', assertions: [], reason };
+        return ended('error', { status: t.error.kind === 'cancelled' && ctx.signal.aborted && Date.now() < deadline - 100 ? 'skipped' : 'error', assertions: [], reason });
       }
       sessionId = t.sessionId ?? sessionId;
+      // What the simulator reads of this turn: the message sent and the agent's final answer.
+      exchanges.push({ user: prompt, agent: t.finalText });
       if (spec.postCondition) {
         const pc = await evaluatePostConditionOn(turnText(t, ctx.outputDir), spec.postCondition);
         if (!pc.passed) {
           turn.status = 'failed';
           turn.reason = 'post_condition failed';
           if (spec.postCondition.onFail === 'fail') {
-            return { status: 'fail', assertions: prefix(pc.assertions, index), reason: `post_condition of turn ${index} failed` };
+            return ended('post_condition', { status: 'fail', assertions: prefix(pc.assertions, index), reason: `post_condition of turn ${index} failed` });
           }
           skipping = true;
+          stopReason = 'post_condition';
         }
       }
       for (const cap of spec.capture) {
@@ -470,7 +543,7 @@ async function converse(
         if (!got.ok || got.value === '') {
           const reason = `capture \`${cap.variable}\` found no value in turn ${index}'s answer${got.ok ? '' : `: ${got.reason}`}`;
           turn.reason = reason;
-          return { status: 'error', assertions: [], reason };
+          return ended('error', { status: 'error', assertions: [], reason });
         }
         vars[cap.variable] = got.value;
       }
@@ -478,6 +551,7 @@ async function converse(
       events?.finished(turn);
     }
   }
+  ended(stopReason ?? (scenario?.autonomous ? 'max_turns' : 'turns_done'));
   if (result.turns.every((t) => t.status === 'skipped')) return { status: 'skipped', assertions: [], reason: 'every turn was skipped' };
   return undefined;
 }

@@ -2,7 +2,7 @@
  * The run record: what one job measured, as kept in the journal and in result.json.
  * Durations are milliseconds, tokens are counts, cost is USD.
  */
-import type { SkillActivation, TokenUsage, Variant } from '../engine/types.js';
+import type { SkillActivation, TokenUsage, TurnSource, Variant } from '../engine/types.js';
 import type { Assertion, JudgeSpend, Status } from '../judge/types.js';
 import type { Job } from '../plan/plan.js';
 import type { TriggerVerdict } from '../judge/trigger.js';
@@ -27,6 +27,13 @@ export interface TurnResult {
   /** 1-based. */
   index: number;
   prompt: string;
+  /** Who wrote `prompt` (case with a user simulator only): `case` or `simulator`. */
+  source?: TurnSource;
+  /**
+   * On the last turn of a case with a user simulator: why the conversation ended,
+   * `simulator_stop: <reason>`, `max_turns`, `turns_done`, `post_condition` or `error`.
+   */
+  stopReason?: string;
   status: 'completed' | 'skipped' | 'failed' | 'error';
   /** The answer: whole, or a bounded preview (head … tail) when `finalTextFile` is set. */
   finalText: string;

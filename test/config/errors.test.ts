@@ -540,7 +540,7 @@ describe('misplaced keys', () => {
       ['a.yaml', 1, 'missing required key `input` (a map with `prompt` or `turns`)'],
       ['a.yaml', 1, 'unknown key `prompt` here; did you mean `input.prompt`?'],
       ['a.yaml', 2, 'unknown key `must_contain` here; did you mean `expect.must_contain`?'],
-      ['eval.yaml', 4, 'unknown key `timeout_seconds` here; did you mean `judge.timeout_seconds`, `engine.custom.timeout_seconds` or `cases.defaults.timeout_seconds`?'],
+      ['eval.yaml', 4, 'unknown key `timeout_seconds` here; did you mean `judge.timeout_seconds`, `user_simulator.timeout_seconds` or `engine.custom.timeout_seconds`?'],
     ]);
   });
 });

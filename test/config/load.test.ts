@@ -260,7 +260,6 @@ describe('defaults and precedence', () => {
     expect(suite.cases[0]!.tags).toEqual(['trigger_test', 'smoke']);
     expect(warnings.map((w) => [path.basename(w.file), w.line, w.message])).toEqual([
       ['eval.yaml', 2, '`mcp` is not supported yet; ignored'],
-      ['eval.yaml', 3, '`user_simulator` is not supported yet; ignored'],
       ['eval.yaml', 4, '`environment.network_policy` is only used with `type: docker`; ignored'],
     ]);
   });

@@ -11,7 +11,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const load = (name: 'eval.schema.json' | 'case.schema.json') => JSON.parse(readFileSync(schemaPath(name), 'utf8')) as Record<string, unknown>;
 
 /** Objects that are free-form on purpose: ignored alibaba sections and tool-call arguments. */
-const OPEN_ON_PURPOSE = new Set(['/properties/mcp', '/properties/user_simulator', '/$defs/mcp', '/$defs/userSimulator', '/$defs/toolArgs']);
+const OPEN_ON_PURPOSE = new Set(['/properties/mcp', '/$defs/mcp', '/$defs/toolArgs']);
 
 function* subschemas(node: unknown, at: string): Generator<[string, Record<string, unknown>]> {
   if (typeof node !== 'object' || node === null || Array.isArray(node)) return;

@@ -99,6 +99,8 @@ function fullJob(over: Partial<JobResult> = {}): JobResult {
         skillsListed: ['s'],
         toolsOffered: ['Bash', 'Read'],
         permissionMode: 'bypassPermissions',
+        source: 'simulator',
+        stopReason: 'simulator_stop: done',
         sessionId: 'sess-1',
       },
     ],

@@ -1,0 +1,28 @@
+/**
+ * MCP servers as an engine receives them (issue 16). The run resolves a suite's
+ * `mcp.servers[]` (a mocked server becomes a `skill-up mcp-mock` command, src/mcp/mock/) into
+ * {@link McpServerLaunch}es, the same for both variants of a case, and each engine writes them
+ * into its own configuration inside the job's isolated home or workspace
+ * (engines/<name>/mcp.ts), so the skill stays the only difference between the arms.
+ *
+ * Names: a tool call of MCP server `s`, tool `t` is recorded in the transcript as
+ * `mcp__<s>__<t>` on every engine ({@link mcpToolCallName}), whatever the engine itself calls it.
+ */
+
+/** One MCP server to offer the agent, ready to start. */
+export interface McpServerLaunch {
+  /** The server's name (1–64 of `[A-Za-z0-9_-]`), as the agent's configuration keys it. */
+  name: string;
+  /** `stdio`: the engine starts `command args` itself; `http`: it connects to `url` (streamable HTTP). */
+  transport: 'stdio' | 'http';
+  /** stdio: the program (an absolute path, or a name on the agent's PATH). */
+  command?: string;
+  /** stdio: its arguments. */
+  args?: string[];
+  /** stdio: variables added to the server's environment (values may be secrets: never written to reports). */
+  env?: Record<string, string>;
+  /** http: the endpoint. */
+  url?: string;
+  /** http: headers sent with every request (values may be secrets). */
+  headers?: Record<string, string>;
+}
