@@ -111,9 +111,9 @@ function fromResult(parsed: FileSessionResult): Partial<TranscriptTurn> {
   };
 }
 
-/** The stderr file's job-folder-relative path, the job id and the file's first 8 KB, for a failure's message (src/engine/proc.ts describeFailure). */
-async function stderrRef(file: string, rel: string, jobId: string | undefined): Promise<StderrRef> {
-  return { file: rel, ...(jobId ? { jobId } : {}), head: (await readHead(file, 8192)).text };
+/** The stderr file's job-folder-relative path and its first 8 KB, for a failure's message (src/engine/proc.ts describeFailure). */
+async function stderrRef(file: string, rel: string): Promise<StderrRef> {
+  return { file: rel, head: (await readHead(file, 8192)).text };
 }
 
 /**
@@ -201,11 +201,11 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
   const ended = r.timedOut ? 'timeout' : r.cancelled ? 'cancelled' : undefined;
   if (r.startError || ended || r.signal) {
     const kind = r.startError ? 'missing' : (ended ?? 'crash');
-    return finish(base, started, { rawFiles, error: { kind, message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel, ctx.jobId)) } });
+    return finish(base, started, { rawFiles, error: { kind, message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel)) } });
   }
   if (cfg.responseFormat === 'text') {
     if (r.exitCode !== 0) {
-      return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'crash', message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel, ctx.jobId)) } });
+      return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: 'crash', message: describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel)) } });
     }
     if (r.stdoutTruncated) return finish(base, started, { rawFiles, exitCode: 0, error: truncationError('the answer (stdout)', r.stdoutBytes, maxStreamBytes()) });
     // The answer is the whole stdout, trailing white space left out: a large one stays in the
@@ -229,7 +229,7 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
   } catch (e) {
     if (!(e instanceof SessionResultError)) throw e;
     const source = outputFile && outputRel !== undefined ? outputFileSource(ctx.workspace, outputRel) : 'stdout';
-    const why = r.exitCode !== 0 ? describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel, ctx.jobId)) : await sessionResultProblem(e, source, outputFile ?? stdoutFile);
+    const why = r.exitCode !== 0 ? describeFailure(r, timeoutMs, await readTail(stderrFile, 2000), await stderrRef(stderrFile, stderrRel)) : await sessionResultProblem(e, source, outputFile ?? stdoutFile);
     return finish(base, started, { rawFiles, exitCode: r.exitCode, error: { kind: r.exitCode !== 0 ? 'crash' : 'protocol', message: why } });
   }
 }

@@ -402,7 +402,7 @@ export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSumma
 
       const stderrTail = r.exitCode === 0 && !r.startError ? '' : await readTail(files.stderrFile, STDERR_TAIL_BYTES);
       const stderrHead = stderrTail ? (await readHead(files.stderrFile, STDERR_HEAD_BYTES)).text : undefined;
-      const stderr: StderrRef = { file: stderrRel, ...(ctx.jobId ? { jobId: ctx.jobId } : {}), ...(stderrHead !== undefined ? { head: stderrHead } : {}) };
+      const stderr: StderrRef = { file: stderrRel, ...(stderrHead !== undefined ? { head: stderrHead } : {}) };
       const error = decideTurnError(r, summary, timeoutMs, stderrTail, spec.errorFacts(summary, r, stderrTail, ctx), stderr);
       const out = turnFromSummary(base, summary, { durationMs: r.durationMs, exitCode: r.exitCode, rawFiles: [stdoutRel, stderrRel], sessionId, error });
       if (out.permissionMode === undefined && spec.permissionMode) out.permissionMode = spec.permissionMode(ctx, prepared);

@@ -543,13 +543,6 @@ export async function readTail(file: string, maxBytes: number): Promise<string> 
 export interface StderrRef {
   /** The stderr file, relative to the job folder (e.g. `outputs/turn-1.stderr.txt`): named in the message so a reader finds the whole text. */
   file?: string;
-  /**
-   * The job folder relative to the iteration folder: the job id (`<case>/<variant>/run-<k>`,
-   * `<engine>/…` with several engines, `…/judge-<n>` for a grader run), as the progress line
-   * shows it. With it the message names the file relative to the iteration folder, the folder
-   * result.json is in; without it, relative to the job folder.
-   */
-  jobId?: string;
   /** The file's first bytes ({@link readHead}): the error line of a long stack trace is often past the tail. */
   head?: string;
 }
@@ -573,13 +566,14 @@ export function firstErrorLine(...texts: string[]): string | undefined {
 }
 
 /**
- * Where a message says the whole stderr is: `c1/with_skill/run-1/outputs/turn-1.stderr.txt in
- * the iteration folder` (with the job id), else `outputs/turn-1.stderr.txt in the job folder`.
- * Always relative (result.json stays valid when the run folder moves) and always saying to
- * what: a bare `outputs/…` was looked for in the current directory.
+ * Where a message says the whole stderr is: `outputs/turn-1.stderr.txt in the job folder` (the
+ * folder the progress line's job id names, under the iteration folder). Relative, so result.json
+ * stays valid when the run folder moves, and the same for every trial that failed alike, so
+ * their reasons group (GitHub annotations, the summary); always saying relative to what: a bare
+ * `outputs/…` was looked for in the current directory.
  */
 export function stderrLocation(ref: StderrRef & { file: string }): string {
-  return ref.jobId ? `${ref.jobId.replace(/\/+$/, '')}/${ref.file} in the iteration folder` : `${ref.file} in the job folder`;
+  return `${ref.file} in the job folder`;
 }
 
 /**

@@ -124,13 +124,14 @@ describe('issue 15, defect 3: a crashing agent’s reason', () => {
     expect(r.code).toBe(3);
     const job = readJson(join(out, 'iteration-1', 'result.json')).jobs[0];
     expect(job.status).toBe('error');
-    // The file is named from the iteration folder (result.json's folder, so it stays valid when the run moves), saying so.
-    expect(job.reason).toBe("engine error in turn 1: exited with code 1: TypeError: Cannot read properties of undefined (reading 'retries') (stderr: c1/with_skill/run-1/outputs/turn-1.stderr.txt in the iteration folder)");
-    const named = /\(stderr: (\S+) in the iteration folder\)$/.exec(job.reason as string)![1]!;
-    expect(readFileSync(join(out, 'iteration-1', named), 'utf8')).toContain('at ModuleJob.run');
-    // The progress line shows the job id the path starts with, and the path whole.
+    // The file is named from the job folder (so the reason stays valid when the run moves, and
+    // is the same for every trial that failed alike), saying so.
+    expect(job.reason).toBe("engine error in turn 1: exited with code 1: TypeError: Cannot read properties of undefined (reading 'retries') (stderr: outputs/turn-1.stderr.txt in the job folder)");
+    const named = /\(stderr: (\S+) in the job folder\)$/.exec(job.reason as string)![1]!;
+    // The job folder is the job id under the iteration folder; the progress line shows that id.
+    expect(readFileSync(join(out, 'iteration-1', job.id as string, named), 'utf8')).toContain('at ModuleJob.run');
     expect(r.stderr).toContain(`ERROR c1/with_skill/run-1 (`);
-    expect(r.stderr).toContain(`(stderr: ${named} in the iteration folder)`);
+    expect(r.stderr).toContain(`(stderr: ${named} in the job folder)`);
     expect(r.stdout + r.stderr).toContain("TypeError: Cannot read properties of undefined (reading 'retries')");
   });
 });

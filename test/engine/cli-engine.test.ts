@@ -57,16 +57,11 @@ describe('decideTurnError: one precedence for every CLI engine', () => {
   it('a crash quotes stderr’s first error line (from its head, past a long stack) and names the stderr file, saying relative to what', () => {
     const stack = ['file:///x/agent.mjs:3', '             ^', '', "TypeError: Cannot read properties of undefined (reading 'retries')", ...Array.from({ length: 40 }, (_, i) => `    at frame${i} (node:internal/x:${i}:1)`), '', 'Node.js v20.20.2'].join('\n');
     const tail = stack.split('\n').slice(-6).join('\n'); // only frames: the error line is not in it
-    // With the job id (every job of a run has one): the path from the iteration folder, which the progress line's job id starts.
-    const ref = { file: 'outputs/turn-1.stderr.txt', jobId: 'c1/with_skill/run-1', head: stack };
+    // Relative to the job folder, saying so; the same text for every trial that failed alike, so their reasons group.
+    const ref = { file: 'outputs/turn-1.stderr.txt', head: stack };
     expect(decideTurnError(procResult({ exitCode: 1 }), clean, 1000, tail, done, ref)?.message).toBe(
-      "exited with code 1: TypeError: Cannot read properties of undefined (reading 'retries') (stderr: c1/with_skill/run-1/outputs/turn-1.stderr.txt in the iteration folder)",
+      "exited with code 1: TypeError: Cannot read properties of undefined (reading 'retries') (stderr: outputs/turn-1.stderr.txt in the job folder)",
     );
-    // A grader run's job id names its own folder.
-    expect(decideTurnError(procResult({ exitCode: 1 }), clean, 1000, 'Error: x\n', done, { ...ref, jobId: 'codex/c1/with_skill/run-2/judge-1', head: 'Error: x\n' })?.message).toBe(
-      'exited with code 1: Error: x (stderr: codex/c1/with_skill/run-2/judge-1/outputs/turn-1.stderr.txt in the iteration folder)',
-    );
-    // No job id (an engine driven outside a run): relative to the job folder, and it says so.
     expect(decideTurnError(procResult({ exitCode: 2 }), clean, 1000, 'a\nb\n', done, { file: 'outputs/turn-2.stderr.txt', head: 'a\nb\n' })?.message).toBe('exited with code 2: a\nb (stderr: outputs/turn-2.stderr.txt in the job folder)');
     // Nothing on stderr: no file named.
     expect(decideTurnError(procResult({ exitCode: 2 }), clean, 1000, '', done, { file: 'outputs/turn-1.stderr.txt', head: '' })?.message).toBe('exited with code 2');

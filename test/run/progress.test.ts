@@ -91,7 +91,7 @@ describe('progress display', () => {
   });
 
   it('a cut crash reason keeps its stderr reference whole, after 160 characters of the rest', () => {
-    const ref = ' (stderr: c1/with_skill/run-1/outputs/turn-1.stderr.txt in the iteration folder)';
+    const ref = ' (stderr: outputs/turn-1.stderr.txt in the job folder)';
     const shown = firstProblem(result({ status: 'error', reason: `engine error in turn 1: exited with code 1: Error: ${'z'.repeat(200)}${ref}` }));
     expect(shown).toHaveLength(160 + ref.length);
     expect(shown.endsWith(`z…${ref}`)).toBe(true);
