@@ -7,6 +7,7 @@
  * and runs until SIGINT or SIGTERM. Exit codes: 0 after a clean stop, 2 for a usage error or an
  * invalid spec (`file:line:col: field: message`), 3 when the port cannot be bound.
  */
+import { untilStopped } from '../util/stop.js';
 import { ConfigError, formatDiagnostic } from '../config/diagnostics.js';
 import { loadMockSpec, type SpecOverrides } from '../mcp/mock/spec.js';
 import { createMockMcp, serveHttp, serveStdio, type MockMcp } from '../mcp/mock/server.js';
@@ -134,17 +135,7 @@ export async function mcpMockCommand(argv: string[], io: McpMockIO = defaultIO):
     return 3;
   }
   io.stdout(`${mock.name}: MCP streamable HTTP on ${http.url} (${mock.tools.length} tool${mock.tools.length === 1 ? '' : 's'}: ${mock.tools.map((t) => t.name).join(', ')})`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    if (io.signal?.aborted) stop();
-    io.signal?.addEventListener('abort', stop, { once: true });
-  });
+  await untilStopped(io.signal);
   await http.close();
   reportLog(mock, io);
   return 0;

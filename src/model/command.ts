@@ -7,6 +7,7 @@
  * error or an invalid script (diagnostics are printed as `file:line:col: field: message`),
  * 3 when the port cannot be bound.
  */
+import { untilStopped } from '../util/stop.js';
 import { ConfigError, formatDiagnostic } from '../config/diagnostics.js';
 import type { ExchangeLogEntry } from './log.js';
 import { loadModelScript } from './script.js';
@@ -150,18 +151,7 @@ export async function runModelServerCommand(argv: string[], io: CommandIO = defa
   );
   io.onListening?.(server.url);
 
-  await new Promise<void>((resolveStop) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      io.signal?.removeEventListener('abort', stop);
-      resolveStop();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    if (io.signal?.aborted) stop();
-    else io.signal?.addEventListener('abort', stop, { once: true });
-  });
+  await untilStopped(io.signal);
   await server.close();
   io.stdout('model server stopped');
   return 0;
