@@ -8,6 +8,7 @@
  * either way) of cases that are not trigger cases. Token figures are estimates
  * (src/judge/behaviour/types.ts TOKEN_ESTIMATE), means over the jobs whose requests were observed.
  */
+import { cutText } from '../util/cut.js';
 import type { JobBehaviour } from '../judge/behaviour/types.js';
 import type { TrialBehaviour } from '../stats/summarise.js';
 import type { Variant } from '../engine/types.js';
@@ -204,9 +205,7 @@ export function behaviourConsoleLines(jobs: readonly BehaviourJob[], name: (engi
 
 /** Markdown table cell text: one line, `|` and HTML escaped, at most `max` characters. */
 function cell(s: string, max = 80): string {
-  const one = s.replace(/[\r\n]+/g, ' ');
-  const cut = one.length > max ? `${one.slice(0, max - 1)}…` : one;
-  return cut.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\|/g, '\\|');
+  return cutText(s.replace(/[\r\n]+/g, ' '), max).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\|/g, '\\|');
 }
 
 /** Case rows summary.md shows at most (the rest: result.json). */

@@ -6,6 +6,7 @@
  * verdict and its reason, the permutation p-value (Holm-adjusted across engines), the secondary
  * wins/ties/losses, per-arm rates and errors, and the dropped evals; and the engine's gates.
  */
+import { oneLine } from '../util/cut.js';
 import { passRateNote, rateWithCI, upliftText, type UpliftInput } from './decision-text.js';
 import type { ResultDoc, ResultGate } from './result-json.js';
 import { armCost, costByArm } from '../cost/totals.js';
@@ -118,9 +119,7 @@ export function label(config: string): string {
 
 /** Markdown table cell: one line, `|` escaped. */
 export function cell(s: string, max = 200): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  const cut = one.length > max ? `${one.slice(0, max - 1)}…` : one;
-  return cut.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/</g, '&lt;');
+  return oneLine(s, max).replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/</g, '&lt;');
 }
 
 /** The `statistics` block of benchmark.json for `engine` (from result.json's `summary` and `gates`); `ids` maps case ids to eval ids. */

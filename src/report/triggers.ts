@@ -3,6 +3,7 @@
  * properties, report.html), from result.json's `triggers` section (src/stats/trigger.ts with
  * snake_case keys), so a saved run re-renders exactly what the run printed.
  */
+import { oneLine } from '../util/cut.js';
 import type { TriggerStats } from '../stats/trigger.js';
 import type { ResultTriggers } from './result-json.js';
 
@@ -43,8 +44,7 @@ export function engineSummary(e: EngineTriggers): string {
 
 /** `trigger-x 1/3 (33%): "query…"`: a misfired query with its trigger rate over graded trials. */
 export function queryText(q: Query, max = 80): string {
-  const text = q.query.replace(/\s+/g, ' ').trim();
-  const shown = text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  const shown = oneLine(q.query, max);
   const rate = q.trigger_rate === null ? 'n/a' : pct(q.trigger_rate);
   return `${q.case_id} triggered ${q.triggered}/${q.graded} (${rate})${q.errors ? `, ${q.errors} error(s)` : ''}: "${shown}"`;
 }
@@ -81,9 +81,7 @@ function isJson(t: TriggerStats | ResultTriggers): t is ResultTriggers {
 
 /** Markdown-escapes table/inline text (`|`, backticks, `<`, new lines). */
 function md(s: string, max = 200): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  const cut = one.length > max ? `${one.slice(0, max - 1)}…` : one;
-  return cut.replace(/[\\`*_[\]<>|]/g, (c) => `\\${c}`);
+  return oneLine(s, max).replace(/[\\`*_[\]<>|]/g, (c) => `\\${c}`);
 }
 
 /** summary.md's "Trigger evaluation" section: a table per engine and the misfired queries; empty without trigger cases. */

@@ -3,7 +3,7 @@
  * not streamed. The API key goes only into the request's auth header; no error message
  * quotes it (only the variable it came from is ever named).
  */
-import { cutText } from '../util/cut.js';
+import { cutText, oneLine } from '../util/cut.js';
 
 /** A message of the simulator's own conversation with its model. */
 export interface ChatMessage {
@@ -61,7 +61,7 @@ export async function completeChat(ep: SimulatorEndpoint, system: string, messag
     if (signal.aborted) throw new SimulatorCallError('cancelled', true);
     throw new SimulatorCallError(`request to ${ep.url} failed: ${(e as Error).message}`);
   }
-  if (!res.ok) throw new SimulatorCallError(`${ep.url} answered HTTP ${res.status}: ${cutText(text.replace(/\s+/g, ' ').trim(), 200)}`);
+  if (!res.ok) throw new SimulatorCallError(`${ep.url} answered HTTP ${res.status}: ${oneLine(text, 200)}`);
   let json: unknown;
   try {
     json = JSON.parse(text);
