@@ -7,13 +7,14 @@
  * beside this file. The lifecycle is
  * src/engine/cli-engine.ts; this file holds only Claude Code's own facts.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ProcResult } from '../../src/engine/proc.js';
 import { cliEngine, decideTurnError, isScripted, isolatedEnv, scriptedApiKey, type CliEngineSpec, type ErrorFacts, type ProcessEnv } from '../../src/engine/cli-engine.js';
 import type { EngineContext, EngineError } from '../../src/engine/types.js';
 import { StreamJsonParser, type ClaudeStreamSummary } from './parse.js';
 import { claudeCode } from './index.js';
+import { CLAUDE_MCP_CONFIG_FILE, buildClaudeMcpConfig, claudeMcpArgs } from './mcp.js';
 
 /** Prompts longer than this many bytes go to stdin instead of argv (Linux caps one argument at 128 KiB). */
 const MAX_ARGV_PROMPT_BYTES = 100_000;
@@ -47,6 +48,8 @@ export interface ClaudeState {
   env: ProcessEnv;
   /** `CLAUDE_CONFIG_DIR` of the job: `<homeDir>/claude-config`. */
   configDir: string;
+  /** The job's `--mcp-config` file (`<configDir>/skill-up-mcp.json`), only when `ctx.mcpServers` is non-empty. */
+  mcpConfigFile?: string;
 }
 
 /** Drops a trailing `/` and `/v1`: Claude Code appends `/v1/messages` to `ANTHROPIC_BASE_URL` itself. */
@@ -89,16 +92,18 @@ export function buildClaudeEnv(ctx: EngineContext, configDir: string): ProcessEn
 /**
  * The argv of one turn (without the executable):
  * `-p --output-format stream-json --verbose --permission-mode bypassPermissions
- *  --max-turns <N> [--model <name>] [--resume <session>] -- <prompt>`.
+ *  --max-turns <N> [--model <name>] [--resume <session>] [--mcp-config <file> --strict-mcp-config] -- <prompt>`.
  * The prompt goes last behind `--` so a prompt starting with `-` is not taken for an option
  * (verified); a prompt over 100 000 bytes is left out and sent on stdin instead (`stdin` set).
  * `--max-turns` is omitted when `maxTurns` ≤ 0.
  */
-export function buildClaudeArgs(opts: { prompt: string; maxTurns: number; model?: string; resume?: string }): { args: string[]; stdin?: string } {
+export function buildClaudeArgs(opts: { prompt: string; maxTurns: number; model?: string; resume?: string; mcpConfigFile?: string }): { args: string[]; stdin?: string } {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions'];
   if (opts.maxTurns > 0) args.push('--max-turns', String(opts.maxTurns));
   if (opts.model) args.push('--model', opts.model);
   if (opts.resume) args.push('--resume', opts.resume);
+  // Every turn: a resumed session does not remember the servers of the previous process.
+  if (opts.mcpConfigFile) args.push(...claudeMcpArgs(opts.mcpConfigFile));
   if (Buffer.byteLength(opts.prompt, 'utf8') > MAX_ARGV_PROMPT_BYTES) return { args, stdin: opts.prompt };
   args.push('--', opts.prompt);
   return { args };
@@ -119,7 +124,8 @@ function errorFacts(parsed: ClaudeStreamSummary): ErrorFacts {
 }
 
 /**
- * Claude Code's part of the lifecycle: `<homeDir>/claude-config/settings.json` (CLAUDE_SETTINGS)
+ * Claude Code's part of the lifecycle: `<homeDir>/claude-config/settings.json` (CLAUDE_SETTINGS),
+ * with MCP servers `<homeDir>/claude-config/skill-up-mcp.json` (mode 0600, `buildClaudeMcpConfig`),
  * and the environment (`buildClaudeEnv`); per turn `claude <buildClaudeArgs>`, stdout →
  * `outputs/turn-<n>.stream.jsonl`. Tokens are this invocation's (`result.usage`); `costUsd` is
  * this turn's share in USD: Claude Code's `total_cost_usd` is cumulative over a resumed session,
@@ -127,19 +133,30 @@ function errorFacts(parsed: ClaudeStreamSummary): ErrorFacts {
  */
 export const claudeCodeSpec: CliEngineSpec<ClaudeState, ClaudeStreamSummary, number> = {
   stdoutName: 'stream.jsonl',
+  supportsMcp: true,
   async setup(ctx) {
     const configDir = join(ctx.homeDir, 'claude-config');
     const env = buildClaudeEnv(ctx, configDir);
     await mkdir(configDir, { recursive: true });
     await writeFile(join(configDir, 'settings.json'), JSON.stringify(CLAUDE_SETTINGS, null, 2) + '\n');
-    return { env, configDir };
+    if (!ctx.mcpServers?.length) return { env, configDir };
+    const mcpConfigFile = join(configDir, CLAUDE_MCP_CONFIG_FILE);
+    await writePrivateFile(mcpConfigFile, JSON.stringify(buildClaudeMcpConfig(ctx.mcpServers), null, 2) + '\n');
+    return { env, configDir, mcpConfigFile };
   },
-  command: (ctx, _p, turn) => buildClaudeArgs({ prompt: turn.prompt, maxTurns: ctx.case.maxTurns, model: ctx.engine.model.name, resume: turn.sessionId }),
+  command: (ctx, p, turn) =>
+    buildClaudeArgs({ prompt: turn.prompt, maxTurns: ctx.case.maxTurns, model: ctx.engine.model.name, resume: turn.sessionId, mcpConfigFile: p.mcpConfigFile }),
   parser: (ctx, _p, _turn, previous) =>
     new StreamJsonParser({ maxTurns: ctx.case.maxTurns > 0 ? ctx.case.maxTurns : undefined, previousTotalCostUsd: previous }),
   carry: (parsed) => parsed.totalCostUsd,
   errorFacts,
 };
+
+/** Writes `text` to `file` readable by its owner only (0600, also when the file existed): MCP env and header values may be secrets. */
+async function writePrivateFile(file: string, text: string): Promise<void> {
+  await writeFile(file, text, { mode: 0o600 });
+  await chmod(file, 0o600);
+}
 
 /** The adapter. One instance serves every job. */
 export const claudeCodeAdapter = cliEngine(claudeCode, claudeCodeSpec);

@@ -3,6 +3,7 @@
  * without loading the adapter. How it runs: README.md beside this file.
  */
 import type { EngineDefinition } from '../../src/engine/definition.js';
+import { modelToolName } from './mcp.js';
 
 /** The engine's registry entry (engines/index.ts). */
 export const claudeCode: EngineDefinition = {
@@ -29,7 +30,8 @@ export const claudeCode: EngineDefinition = {
       ...(parent.CLAUDE_CODE_USE_VERTEX ? ['GOOGLE_APPLICATION_CREDENTIALS', /^GOOGLE_CLOUD_/, 'CLOUD_ML_REGION', /^VERTEX_REGION_/] : []),
     ],
   },
-  model: { protocol: 'anthropic' },
+  // MCP tools are `mcp__<server>__<tool>`; by default deferred behind ToolSearch (README, "MCP servers").
+  model: { protocol: 'anthropic', mcpTool: (server, tool) => ({ name: modelToolName(server, tool) }) },
   doc: 'engines/claude-code/README.md',
   load: async () => (await import('./adapter.js')).claudeCodeAdapter,
 };

@@ -18,6 +18,8 @@ describe('claude-code samples', () => {
       'error-500-with-2-retries.stream.jsonl',
       'error-500.stream.jsonl',
       'include-partial-messages.stream.jsonl',
+      'mcp-call-stdio.stream.jsonl',
+      'mcp-tool-error-stdio.stream.jsonl',
       'output-format-json-max-turns.json',
       'skill-tool.stream.jsonl',
       'turn1-write.stream.jsonl',
@@ -212,6 +214,18 @@ describe('synthetic stream-json', () => {
   it('connection refused (api_error_status null) is still an api error', () => {
     const line = JSON.stringify({ type: 'result', subtype: 'success', is_error: true, terminal_reason: 'api_error', api_error_status: null, result: 'API Error: Connection refused (ECONNREFUSED)', session_id: sid });
     expect(parseStreamJson(line).error).toEqual({ kind: 'api', message: 'API Error: Connection refused (ECONNREFUSED)' });
+  });
+
+  it('MCP tool calls (samples from a stdio mcp-mock): named mcp__<server>__<tool>, the text blocks as output, is_error kept', () => {
+    const ok = parseStreamJson(sample('mcp-call-stdio.stream.jsonl'));
+    expect(ok.toolsOffered).toContain('mcp__tickets__get_ticket');
+    expect(ok.toolCalls).toEqual([{ name: 'mcp__tickets__get_ticket', input: { id: 'T-7' }, output: 'ticket T-7 is open: Login fails on Safari', isError: false }]);
+    expect(ok.error).toBeUndefined();
+    const failed = parseStreamJson(sample('mcp-tool-error-stdio.stream.jsonl'));
+    expect(failed.toolCalls).toHaveLength(1);
+    expect(failed.toolCalls[0]).toMatchObject({ name: 'mcp__tickets__close_ticket', input: { id: 'T-9' }, isError: true });
+    expect(failed.toolCalls[0]!.output).toMatch(/^no response configured for close_ticket with these arguments\n\nThis tool's input schema was not in your prompt/);
+    expect(failed.finalText).toBe('Could not close it.');
   });
 
   it('long tool outputs are cut', () => {

@@ -72,6 +72,8 @@ export interface ClaudeStreamSummary {
   skillsListed?: string[];
   /** Tools offered to the model: the init line's `tools`, in its order. Undefined without an init line. */
   toolsOffered?: string[];
+  /** The init line's `mcp_servers` (`{name, status}`: `connected`, `failed`, `needs-auth`, …); undefined without an init line or that field. */
+  mcpServers?: { name: string; status: string }[];
   /** The init line's `permissionMode` (e.g. `bypassPermissions`). Undefined without one. */
   permissionMode?: string;
   /** Tokens of this invocation (`result.usage`; see `usageSource`). */
@@ -241,6 +243,8 @@ export class StreamJsonParser extends JsonLinesParser<ClaudeStreamSummary, Parse
 
     const resultText = r ? str(r.result) : undefined;
     const finalText = resultText ?? this.lastMsgText.join('\n');
+    const mcpServers =
+      init && Array.isArray(init.mcp_servers) ? init.mcp_servers.filter(isObj).map((m) => ({ name: str(m.name) ?? '', status: str(m.status) ?? '' })) : undefined;
 
     return {
       sessionId: (init && str(init.session_id)) ?? (r && str(r.session_id)) ?? this.anySessionId,
@@ -249,6 +253,7 @@ export class StreamJsonParser extends JsonLinesParser<ClaudeStreamSummary, Parse
       skillActivations,
       skillsListed,
       ...(init && Array.isArray(init.tools) ? { toolsOffered: strings(init.tools) } : {}),
+      ...(mcpServers ? { mcpServers } : {}),
       ...(init && str(init.permissionMode) ? { permissionMode: str(init.permissionMode) } : {}),
       usage,
       usageSource,
@@ -261,7 +266,7 @@ export class StreamJsonParser extends JsonLinesParser<ClaudeStreamSummary, Parse
       terminalReason: r ? str(r.terminal_reason) : undefined,
       apiRetries: this.apiRetries,
       badLines: this.badLines,
-      error: this.classify(r, resultText),
+      error: this.classify(r, resultText) ?? mcpStartError(mcpServers),
     };
   }
 
@@ -284,6 +289,18 @@ export class StreamJsonParser extends JsonLinesParser<ClaudeStreamSummary, Parse
     const detail = errors.join('; ') || resultText || '';
     return { kind: 'crash', message: `${reason ?? str(r.subtype) ?? 'error'}${detail ? `: ${detail}` : ''}` };
   }
+}
+
+/**
+ * A configured MCP server Claude Code could not use: the init line's `mcp_servers[]` with status
+ * `failed` (it did not start or answer; verified with a missing command) or `needs-auth` →
+ * `crash` naming the servers. Claude Code itself runs on without them, so a turn that otherwise
+ * succeeded would be graded as if the server had been offered.
+ */
+function mcpStartError(servers: { name: string; status: string }[] | undefined): EngineError | undefined {
+  const bad = (servers ?? []).filter((m) => m.status === 'failed' || m.status === 'needs-auth');
+  if (!bad.length) return undefined;
+  return { kind: 'crash', message: `MCP ${bad.length === 1 ? 'server' : 'servers'} ${bad.map((m) => `\`${m.name}\` (${m.status})`).join(', ')} could not be used: Claude Code reports it in its init line` };
 }
 
 /** Parses a whole stream-json text (or the single object of `--output-format json`). */

@@ -8,7 +8,7 @@
  * `OPENAI_BASE_URL`). The exact command line and environment, and the facts behind them, are
  * in README.md beside this file and the captured output in samples/.
  */
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineConfig } from '../../src/config/types.js';
 import type { ProcResult } from '../../src/engine/proc.js';
@@ -18,6 +18,7 @@ import type { EngineContext, EngineError, TranscriptTurn } from '../../src/engin
 import { CodexJsonParser, RolloutParser, type CodexStreamSummary, type CodexUsage } from './parse.js';
 import { textFromFile, turnTextFields } from '../../src/engine/final-text.js';
 import { codex } from './index.js';
+import { buildCodexMcpToml } from './mcp.js';
 
 /** Model slug used with the scripted model when `engine.model.name` is unset: a slug codex
  * 0.171.0 knows, so it offers its full tool set (`apply_patch` included) and prints no
@@ -83,7 +84,10 @@ function tomlString(s: string): string {
  *   remote_plugin, apps = false` (no traffic but the model's);
  * - `[skills.bundled] enabled = false`: codex's 4 built-in skills (imagegen, openai-docs,
  *   skill-creator, skill-installer) are not listed, so the listing holds exactly the
- *   workspace's skills (verified with 0.171.0; pitfall 18).
+ *   workspace's skills (verified with 0.171.0; pitfall 18);
+ * - with `ctx.mcpServers` non-empty, their `[mcp_servers.<name>]` tables at the end
+ *   (`buildCodexMcpToml`); without, nothing about MCP. Those tables may hold secrets (env and
+ *   header values): the adapter writes the file mode 0600.
  * @throws EngineUnavailable when the model is scripted but no server URL was given.
  */
 export function buildCodexConfig(ctx: EngineContext, opts: { bypassSandbox?: boolean } = {}): string {
@@ -92,7 +96,9 @@ export function buildCodexConfig(ctx: EngineContext, opts: { bypassSandbox?: boo
   const baseUrl = scripted ? codexBaseUrl(ctx.modelBaseUrl!, true) : codexBaseUrl(ctx.engine.model.baseUrl ?? 'https://api.openai.com/v1', false);
   const model = ctx.engine.model.name ?? (scripted ? CODEX_SCRIPTED_DEFAULT_MODEL : undefined);
   const lines = [
-    '# Written by skill-up for one job (engines/codex/README.md). No secrets: the API key comes from $OPENAI_API_KEY.',
+    ctx.mcpServers?.length
+      ? '# Written by skill-up for one job (engines/codex/README.md). The API key comes from $OPENAI_API_KEY; [mcp_servers] may hold secrets (mode 0600).'
+      : '# Written by skill-up for one job (engines/codex/README.md). No secrets: the API key comes from $OPENAI_API_KEY.',
     ...(model ? [`model = ${tomlString(model)}`] : []),
     `model_provider = ${tomlString(CODEX_PROVIDER_ID)}`,
     'approval_policy = "never"',
@@ -118,6 +124,7 @@ export function buildCodexConfig(ctx: EngineContext, opts: { bypassSandbox?: boo
     'enabled = false',
     '',
   ];
+  if (ctx.mcpServers?.length) lines.push(buildCodexMcpToml(ctx.mcpServers));
   return lines.join('\n');
 }
 
@@ -230,6 +237,7 @@ function lastMessageRel(index: number): string {
  */
 export const codexSpec: CliEngineSpec<CodexState, CodexStreamSummary, CodexUsage> = {
   stdoutName: 'jsonl',
+  supportsMcp: true,
   async setup(ctx) {
     const codexHome = join(ctx.homeDir, 'codex-home');
     // In a container, the container is the sandbox; Codex's own (Landlock, seccomp) cannot write there.
@@ -237,7 +245,9 @@ export const codexSpec: CliEngineSpec<CodexState, CodexStreamSummary, CodexUsage
     const config = buildCodexConfig(ctx, { bypassSandbox });
     const env = buildCodexEnv(ctx, codexHome);
     await mkdir(codexHome, { recursive: true });
-    await writeFile(join(codexHome, 'config.toml'), config);
+    // 0600: MCP servers' env and header values may be secrets.
+    await writeFile(join(codexHome, 'config.toml'), config, { mode: 0o600 });
+    await chmod(join(codexHome, 'config.toml'), 0o600);
     return { env, codexHome, bypassSandbox };
   },
   async command(ctx, prepared, turn) {

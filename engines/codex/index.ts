@@ -3,6 +3,7 @@
  * without loading the adapter. How it runs: README.md beside this file.
  */
 import type { EngineDefinition } from '../../src/engine/definition.js';
+import { modelToolAddress } from './mcp.js';
 
 /** The engine's registry entry (engines/index.ts). */
 export const codex: EngineDefinition = {
@@ -19,7 +20,8 @@ export const codex: EngineDefinition = {
   activation: 'a shell read of its SKILL.md',
   /** With a real model `OPENAI_*`, `CODEX_*` and `AZURE_OPENAI_*`; with the scripted model nothing more. */
   envAllow: { realModel: [/^OPENAI_/, /^CODEX_/, /^AZURE_OPENAI_/] },
-  model: { protocol: 'openai_responses' },
+  // MCP tools: function `<tool>` in namespace `mcp__<server>` (README, "MCP servers").
+  model: { protocol: 'openai_responses', mcpTool: modelToolAddress },
   doc: 'engines/codex/README.md',
   load: async () => (await import('./adapter.js')).codexAdapter,
 };

@@ -19,6 +19,8 @@ describe('codex samples', () => {
       'connection-refused-hangs.jsonl',
       'error-500-with-2-retries.jsonl',
       'error-500.jsonl',
+      'mcp-call-stdio.jsonl',
+      'mcp-tool-failed-stdio.jsonl',
       'readonly-sandbox-unknown-model.jsonl',
       'skill-mention-apply-patch.jsonl',
       'turn1-shell-write.jsonl',
@@ -180,10 +182,20 @@ describe('synthetic lines', () => {
       ),
       { maxToolOutputChars: 10 },
     );
-    expect(s.toolCalls[0]).toEqual({ name: 'mcp_tool_call', input: { server: 'fs', tool: 'read', arguments: { p: 1 } }, output: 'ok', isError: false });
+    expect(s.toolCalls[0]).toEqual({ name: 'mcp__fs__read', input: { p: 1 }, output: 'ok', isError: false });
     expect(s.toolCalls[1]).toMatchObject({ output: 'denied', isError: true });
     expect(s.toolCalls[2]).toEqual({ name: 'web_search', input: { query: 'codex' } });
     expect(s.toolCalls[3]!.output).toBe('yyyyyyyyyy\n… [truncated 40 characters]');
+  });
+
+  it('MCP samples (a stdio mcp-mock): mcp_tool_call items become mcp__<server>__<tool> calls; a server tool error is status failed with the text in result', () => {
+    expect(parseCodexJson(sample('mcp-call-stdio.jsonl')).toolCalls).toEqual([
+      { name: 'mcp__tickets__get_ticket', input: { id: 'T-7' }, output: 'ticket T-7 is open: Login fails on Safari', isError: false },
+    ]);
+    const failed = parseCodexJson(sample('mcp-tool-failed-stdio.jsonl'));
+    expect(failed.toolCalls).toEqual([{ name: 'mcp__tickets__close_ticket', input: { id: 'T-9' }, output: 'no response configured for close_ticket with these arguments', isError: true }]);
+    expect(failed.error).toBeUndefined();
+    expect(failed.finalText).toBe('Could not close it.');
   });
 
   it('turn.failed without a message falls back to the last error line', () => {

@@ -31,8 +31,9 @@
  * (`parseCodexJson`); it never touches the file system.
  */
 import type { EngineError, SkillActivation, TokenUsage, ToolCall } from '../../src/engine/types.js';
+import { mcpToolCallName } from '../../src/engine/mcp.js';
 import { parseSkillListing } from '../../src/engine/skill-listing.js';
-import { DEFAULT_MAX_TOOL_OUTPUT_CHARS, JsonLinesParser, cutText, isObj, num, parseJsonLine, parseLines, str, zeroUsage, type Json } from '../../src/engine/parse-common.js';
+import { DEFAULT_MAX_TOOL_OUTPUT_CHARS, JsonLinesParser, truncateToolOutput, isObj, num, parseJsonLine, parseLines, str, zeroUsage, type Json } from '../../src/engine/parse-common.js';
 
 /** Codex's own token counters (`turn.completed.usage`), tokens. */
 export interface CodexUsage {
@@ -59,7 +60,8 @@ export interface CodexStreamSummary {
   /** Text of the last `agent_message` (the adapter prefers the `-o` file when present). */
   finalText: string;
   /** `command_execution` (name `command_execution`, input `{command}`), `file_change`
-   * (input `{changes:[{path, kind}]}`), `mcp_tool_call` (input `{server, tool, arguments}`) and
+   * (input `{changes:[{path, kind}]}`), `mcp_tool_call` (named `mcp__<server>__<tool>`, input = its
+   * `arguments`, output = the result's text blocks or the error message) and
    * `web_search` (input `{query}`) items, in order of first appearance. */
   toolCalls: ToolCall[];
   /** `command_execution`s that read `…/<name>/SKILL.md` and exited 0 → `{skill, via: 'read SKILL.md'}`. */
@@ -199,7 +201,7 @@ export class CodexJsonParser extends JsonLinesParser<CodexStreamSummary, CodexPa
           const exit = num(it.exit_code);
           const call: ToolCall = { name: 'command_execution', input: { command } };
           const out = str(it.aggregated_output);
-          if (out !== undefined && (out !== '' || exit !== undefined)) call.output = cutText(out, max);
+          if (out !== undefined && (out !== '' || exit !== undefined)) call.output = truncateToolOutput(out, max);
           const failed = status === 'failed' || status === 'declined' || (exit !== undefined && exit !== 0);
           call.isError = failed;
           toolCalls.push(call);
@@ -217,9 +219,10 @@ export class CodexJsonParser extends JsonLinesParser<CodexStreamSummary, CodexPa
         }
         case 'mcp_tool_call': {
           const err = isObj(it.error) ? str(it.error.message) : undefined;
-          const call: ToolCall = { name: 'mcp_tool_call', input: { server: str(it.server) ?? '', tool: str(it.tool) ?? '', arguments: it.arguments ?? {} } };
+          // Codex's item names the server and tool itself: the canonical transcript name needs no lookup.
+          const call: ToolCall = { name: mcpToolCallName(str(it.server) ?? '', str(it.tool) ?? ''), input: it.arguments ?? {} };
           const out = err ?? mcpResultText(it.result);
-          if (out !== undefined) call.output = cutText(out, max);
+          if (out !== undefined) call.output = truncateToolOutput(out, max);
           call.isError = status === 'failed' || err !== undefined;
           toolCalls.push(call);
           break;

@@ -10,13 +10,14 @@
  * re-checked against the real binary by adapter.test.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ProcResult } from '../../src/engine/proc.js';
 import { cliEngine, decideTurnError, isScripted, isolatedEnv, scriptedApiKey, type CliEngineSpec, type ErrorFacts, type ProcessEnv } from '../../src/engine/cli-engine.js';
 import type { EngineContext, EngineError } from '../../src/engine/types.js';
 import { GeminiStreamParser, type GeminiRawStats, type GeminiStreamSummary } from './parse.js';
 import { geminiCli } from './index.js';
+import { LITERAL_DOLLAR_VAR, buildGeminiMcpServers, type GeminiMcpServerSettings } from './mcp.js';
 
 /** `--approval-mode` of every turn: `yolo` runs every tool without asking (headless, the turn has no one to ask). */
 export const GEMINI_APPROVAL_MODE = 'yolo';
@@ -96,6 +97,8 @@ export interface GeminiSettings {
   model: { maxSessionTurns: number };
   skills: { disabled: string[] };
   ui: { hideTips: boolean; showCompatibilityWarnings: boolean };
+  /** The job's MCP servers (mcp.ts `buildGeminiMcpServers`); absent without any. May hold secrets (env, headers). */
+  mcpServers?: Record<string, GeminiMcpServerSettings>;
 }
 
 /**
@@ -113,6 +116,9 @@ export interface GeminiSettings {
  * - `model.maxSessionTurns`: the case's `max_turns` (model requests per invocation; exit 53
  *   when reached), -1 (unlimited) when ≤ 0.
  * - `skills.disabled`: the built-in skills, except any of the same name under test.
+ * - `mcpServers`: only when `ctx.mcpServers` has any (mcp.ts), the same for both variants.
+ *
+ * @throws Error when an MCP server lacks its command (stdio) or url (http).
  */
 export function buildGeminiSettings(ctx: EngineContext): GeminiSettings {
   const scripted = isScripted(ctx.engine);
@@ -121,6 +127,7 @@ export function buildGeminiSettings(ctx: EngineContext): GeminiSettings {
   if (scripted || ctx.engine.model.baseUrl || env.GEMINI_API_KEY) selectedType = 'gemini-api-key';
   else if (/^(true|1)$/i.test(env.GOOGLE_GENAI_USE_VERTEXAI ?? '')) selectedType = 'vertex-ai';
   const maxTurns = ctx.case.maxTurns;
+  const mcpServers = buildGeminiMcpServers(ctx.mcpServers);
   return {
     security: { ...(selectedType ? { auth: { selectedType } } : {}), folderTrust: { enabled: false } },
     privacy: { usageStatisticsEnabled: false },
@@ -134,6 +141,7 @@ export function buildGeminiSettings(ctx: EngineContext): GeminiSettings {
     model: { maxSessionTurns: maxTurns > 0 ? maxTurns : -1 },
     skills: { disabled: BUILTIN_SKILLS.filter((s) => !ctx.installedSkills.includes(s)) },
     ui: { hideTips: true, showCompatibilityWarnings: false },
+    ...(mcpServers ? { mcpServers } : {}),
   };
 }
 
@@ -167,6 +175,8 @@ export function buildGeminiEnv(ctx: EngineContext): ProcessEnv {
   env.GEMINI_CLI_NO_RELAUNCH = 'true';
   env.GEMINI_TELEMETRY_ENABLED = 'false';
   env.GEMINI_SANDBOX = 'false';
+  // settings.json spells a literal `$` of an MCP server's values as `${SKILL_UP_LITERAL_DOLLAR:-$}` (mcp.ts).
+  delete env[LITERAL_DOLLAR_VAR];
   if (isScripted(ctx.engine)) {
     env.GOOGLE_GEMINI_BASE_URL = ctx.modelBaseUrl!.replace(/\/+$/, '');
     env.GEMINI_API_KEY = scriptedApiKey(ctx, 'skill-up-scripted');
@@ -225,12 +235,16 @@ function errorFacts(parsed: GeminiStreamSummary): ErrorFacts {
  */
 export const geminiCliSpec: CliEngineSpec<GeminiState, GeminiStreamSummary, GeminiRawStats> = {
   stdoutName: 'stream.jsonl',
+  supportsMcp: true,
   async setup(ctx) {
     const env = buildGeminiEnv(ctx);
     const settings = buildGeminiSettings(ctx);
     await mkdir(join(ctx.homeDir, '.gemini'), { recursive: true });
     await mkdir(join(ctx.homeDir, 'tmp'), { recursive: true });
-    await writeFile(join(ctx.homeDir, '.gemini', 'settings.json'), JSON.stringify(settings, null, 2) + '\n');
+    const settingsFile = join(ctx.homeDir, '.gemini', 'settings.json');
+    await writeFile(settingsFile, JSON.stringify(settings, null, 2) + '\n', settings.mcpServers ? { mode: 0o600 } : {});
+    // MCP env/header values may be secrets: only the job's own user may read them.
+    if (settings.mcpServers) await chmod(settingsFile, 0o600);
     const model = ctx.engine.model.name ?? (isScripted(ctx.engine) ? DEFAULT_SCRIPTED_MODEL : undefined);
     return { env, geminiHome: ctx.homeDir, settings, ...(model ? { model } : {}) };
   },
@@ -238,7 +252,12 @@ export const geminiCliSpec: CliEngineSpec<GeminiState, GeminiStreamSummary, Gemi
     const sessionId = turn.sessionId ? undefined : randomUUID();
     return { ...buildGeminiArgs({ prompt: turn.prompt, model: prepared.model, resume: turn.sessionId, sessionId }), ...(sessionId ? { sessionId } : {}) };
   },
-  parser: (ctx, _p, _turn, previous) => new GeminiStreamParser({ ...(ctx.case.maxTurns > 0 ? { maxTurns: ctx.case.maxTurns } : {}), ...(previous ? { previous } : {}) }),
+  parser: (ctx, _p, _turn, previous) =>
+    new GeminiStreamParser({
+      ...(ctx.case.maxTurns > 0 ? { maxTurns: ctx.case.maxTurns } : {}),
+      ...(previous ? { previous } : {}),
+      ...(ctx.mcpServers?.length ? { mcpServers: ctx.mcpServers.map((s) => s.name) } : {}),
+    }),
   carry: (parsed) => parsed.rawStats,
   errorFacts,
   // gemini's stream-json output names no approval mode: record the one buildGeminiArgs passes.

@@ -3,6 +3,7 @@
  * without loading the adapter. How it runs: README.md beside this file.
  */
 import type { EngineDefinition } from '../../src/engine/definition.js';
+import { geminiModelToolName } from './mcp.js';
 
 /** The engine's registry entry (engines/index.ts). */
 export const geminiCli: EngineDefinition = {
@@ -27,7 +28,8 @@ export const geminiCli: EngineDefinition = {
    * file), `CODE_ASSIST_*` and `CLOUD_SHELL`; with the scripted model nothing more.
    */
   envAllow: { realModel: [/^GEMINI_/, /^GOOGLE_/, /^CODE_ASSIST_/, 'CLOUD_SHELL'] },
-  model: { protocol: 'gemini' },
+  // MCP tools: `mcp_<server>_<tool>` (README, "MCP servers").
+  model: { protocol: 'gemini', mcpTool: (server, tool) => ({ name: geminiModelToolName(server, tool) }) },
   doc: 'engines/gemini-cli/README.md',
   load: async () => (await import('./adapter.js')).geminiCliAdapter,
 };

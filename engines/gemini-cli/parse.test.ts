@@ -7,10 +7,10 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { engineSamples } from '../../test/support/samples.js';
-import { GeminiStreamParser, parseGeminiStream, skillOfSkillMdPath } from './parse.js';
+import { GeminiStreamParser, mcpToolErrorText, parseGeminiStream, skillOfSkillMdPath } from './parse.js';
 
 /** The engine-output samples: every *.jsonl plus the `--output-format json` result (not the request captures). */
-const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(import.meta.url, (f) => f.endsWith('.jsonl') || (f.endsWith('.json') && !f.startsWith('request-')));
+const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(import.meta.url, (f) => !f.startsWith('mcp') && (f.endsWith('.jsonl') || (f.endsWith('.json') && !f.startsWith('request-'))));
 
 describe('gemini-cli samples', () => {
   it('finds the sample folder', () => {
@@ -216,5 +216,24 @@ describe('gemini-cli final text, tools and skills (synthetic lines)', () => {
     expect(s.rawStats).toEqual({ input: 1400, output: 60, cached: 100, toolCalls: 3 });
     // Without `previous` the figures are taken as they are.
     expect(parseGeminiStream(text).usage).toEqual({ input: 1400, output: 60, cacheRead: 100, cacheWrite: 0 });
+  });
+});
+
+describe('gemini-cli MCP tool calls (samples mcp1-stdio-call, mcp2-tool-error: gemini 0.61.0, server `help_desk`)', () => {
+  it('a call is recorded as mcp__<server>__<tool> with input and output when the server is configured', () => {
+    const s = parseGeminiStream(sample('mcp1-stdio-call.stream.jsonl'), { mcpServers: ['help', 'help_desk'] });
+    expect(s.toolCalls).toEqual([{ name: 'mcp__help_desk__get_ticket', input: { id: 'T-7' }, output: 'ticket T-7 is open: Login fails on Safari', isError: false }]);
+    expect(s.finalText).toBe('Looked it up.');
+    expect(s.error).toBeUndefined();
+    // Without the configured names the engine's own name stays (the split is ambiguous).
+    expect(parseGeminiStream(sample('mcp1-stdio-call.stream.jsonl')).toolCalls[0]!.name).toBe('mcp_help_desk_get_ticket');
+  });
+
+  it('a tool error keeps the server’s own text, not gemini’s generic line', () => {
+    const s = parseGeminiStream(sample('mcp2-tool-error.stream.jsonl'), { mcpServers: ['help_desk'] });
+    expect(s.toolCalls).toEqual([{ name: 'mcp__help_desk__close_ticket', input: { id: 'T-9' }, output: 'no response configured for close_ticket with these arguments', isError: true }]);
+    expect(s.error).toBeUndefined();
+    expect(mcpToolErrorText('MCP tool failed')).toBe('MCP tool failed');
+    expect(mcpToolErrorText('x with response: not json')).toBe('x with response: not json');
   });
 });

@@ -13,7 +13,9 @@
  * - `{"type":"message", role:"user", content}` — the prompt as given.
  * - `{"type":"message", role:"assistant", content, delta:true}` — assistant text, as deltas to
  *   concatenate.
- * - `{"type":"tool_use", tool_name, tool_id, parameters}` — a tool call as requested.
+ * - `{"type":"tool_use", tool_name, tool_id, parameters}` — a tool call as requested; an MCP
+ *   tool is named `mcp_<server>_<tool>` (samples `mcp1-stdio-call`, `mcp2-tool-error`), recorded
+ *   as `mcp__<server>__<tool>` when `mcpServers` names its server.
  * - `{"type":"tool_result", tool_id, status:"success"|"error", output?, error?:{type,message}}` —
  *   `output` only when the tool's display is a string (e.g. `run_shell_command`,
  *   `activate_skill`; not `write_file`, whose display is a diff object).
@@ -44,6 +46,7 @@ import {
   zeroUsage,
   type Json,
 } from '../../src/engine/parse-common.js';
+import { geminiTranscriptToolName } from './mcp.js';
 
 /** Raw cumulative figures of a `result.stats`, kept to turn cumulative counters into per-turn ones. */
 export interface GeminiRawStats {
@@ -70,6 +73,12 @@ export interface GeminiParseOptions {
   previous?: GeminiRawStats;
   /** Longest tool output kept, characters; longer outputs are cut with a marker. Default 100 000. */
   maxToolOutputChars?: number;
+  /**
+   * Names of the MCP servers the job configured. A `tool_use` named `mcp_<server>_<tool>` for
+   * one of them is recorded as `mcp__<server>__<tool>` (mcp.ts `resolveGeminiMcpToolName`:
+   * the name alone does not say where the server ends when either part has a `_`).
+   */
+  mcpServers?: readonly string[];
 }
 
 /** Everything one invocation's stream says. */
@@ -132,6 +141,30 @@ export function skillOfSkillMdPath(text: string): string | undefined {
   return SKILL_MD.exec(text)?.[1];
 }
 
+/**
+ * The server's own text of an MCP tool error. Gemini CLI 0.61.0 reports one as
+ * `tool_result {status: "error", output: "Error: MCP tool 't' reported an error.", error: {type:
+ * "mcp_tool_error", message: "MCP tool 't' reported tool error for function call: {…} with
+ * response: [{"functionResponse":{"name":"t","response":{"content":[{"type":"text","text":…}],
+ * "isError":true}}}]"}}` (sample `mcp2-tool-error.stream.jsonl`): the `text` parts of that
+ * response, joined by newlines; `message` itself when it has no such response.
+ */
+export function mcpToolErrorText(message: string): string {
+  const at = message.indexOf(' with response: ');
+  if (at < 0) return message;
+  try {
+    const parts: unknown = JSON.parse(message.slice(at + ' with response: '.length));
+    const texts: string[] = [];
+    for (const p of Array.isArray(parts) ? parts : []) {
+      const content = isObj(p) && isObj(p.functionResponse) && isObj(p.functionResponse.response) ? p.functionResponse.response.content : undefined;
+      for (const c of Array.isArray(content) ? content : []) if (isObj(c) && typeof c.text === 'string') texts.push(c.text);
+    }
+    return texts.length ? texts.join('\n') : message;
+  } catch {
+    return message;
+  }
+}
+
 /** Incremental parser: `push` each stdout line, then `finish`. */
 export class GeminiStreamParser extends JsonLinesParser<GeminiStreamSummary, GeminiParseOptions> {
   private init?: Json;
@@ -160,12 +193,15 @@ export class GeminiStreamParser extends JsonLinesParser<GeminiStreamSummary, Gem
         break;
       case 'tool_use': {
         this.toolUseLines++;
-        if (this.tools.add(str(d.tool_id), { name: str(d.tool_name) ?? '', input: d.parameters ?? {} })) this.runs.push('');
+        const name = geminiTranscriptToolName(str(d.tool_name) ?? '', this.opts.mcpServers ?? []);
+        if (this.tools.add(str(d.tool_id), { name, input: d.parameters ?? {} })) this.runs.push('');
         break;
       }
       case 'tool_result': {
-        const err = isObj(d.error) ? str(d.error.message) : undefined;
-        this.tools.settle(str(d.tool_id), str(d.output) ?? err, d.status === 'error', this.opts.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS);
+        const err = isObj(d.error) ? (d.error.type === 'mcp_tool_error' ? mcpToolErrorText(str(d.error.message) ?? '') : str(d.error.message)) : undefined;
+        // An MCP tool error's `output` is only "Error: MCP tool 't' reported an error.": the server's text is in `error.message`.
+        const mcpError = isObj(d.error) && d.error.type === 'mcp_tool_error';
+        this.tools.settle(str(d.tool_id), (mcpError ? err : undefined) ?? str(d.output) ?? err, d.status === 'error', this.opts.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS);
         break;
       }
       case 'error': {

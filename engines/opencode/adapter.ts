@@ -7,14 +7,16 @@
  * are in README.md beside this file, with the facts behind them (the captured output in samples/
  * and this adapter's own runs).
  */
-import { access, constants, mkdir, writeFile } from 'node:fs/promises';
+import { access, chmod, constants, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import type { EngineConfig } from '../../src/config/types.js';
 import type { ProcResult } from '../../src/engine/proc.js';
 import { cliEngine, decideTurnError, openaiBaseUrl, isScripted, isolatedEnv, noServer, scriptedApiKey, type CliEngineSpec, type ErrorFacts, type ProcessEnv } from '../../src/engine/cli-engine.js';
 export { openaiBaseUrl };
 import type { EngineContext, EngineError } from '../../src/engine/types.js';
+import { redactor } from '../../src/util/redact.js';
 import { OpencodeJsonParser, type OpencodeSummary } from './parse.js';
+import { OPENCODE_MCP_LOG_ARGS, buildOpencodeMcp, mcpSecretValues, unavailableMcpMessage, unavailableMcpServers } from './mcp.js';
 import { opencode } from './index.js';
 
 /** Provider id of the scripted model in the generated config (`<id>/<model>` on the command line). */
@@ -39,6 +41,8 @@ export interface OpencodeState {
   model: string;
   /** The case's `max_turns` (the config's `agent.build.steps` is one more), 0 = none. */
   maxSteps: number;
+  /** Names of the job's MCP servers (`ctx.mcpServers`), in the config's `mcp`; empty = none. */
+  mcpServers: string[];
 }
 
 
@@ -66,7 +70,11 @@ export function opencodeModel(engine: EngineConfig): string | undefined {
  *   OpenCode's last allowed step is a forced text-only answer (it appends "CRITICAL - MAXIMUM
  *   STEPS REACHED" and the scripted server then offers no tool), so the agent gets `maxSteps`
  *   ordinary model calls, like Claude Code's `--max-turns`, and a run that used the extra
- *   step is reported as `max turns reached` (`OpencodeSummary.error`).
+ *   step is reported as `max turns reached` (`OpencodeSummary.error`);
+ * - with `ctx.mcpServers` (non-empty): `mcp` (mcp.ts `buildOpencodeMcp`), the same in both
+ *   variants; without, no `mcp` key at all. Its env and header values may be secrets: the
+ *   adapter writes the file mode 0600 in the job's private home.
+ * @throws Error from `buildOpencodeMcp` (a server without command/url, a name given twice).
  */
 /** Skills OpenCode always lists (built into the binary); hidden so the model's listing holds only the skills under test. */
 export const BUILTIN_SKILLS = ['customize-opencode'] as const;
@@ -104,6 +112,7 @@ export function buildOpencodeConfig(ctx: EngineContext, maxSteps: number): Recor
     cfg.small_model = model;
   }
   if (maxSteps > 0) cfg.agent = { build: { steps: maxSteps + 1 } };
+  if (ctx.mcpServers?.length) cfg.mcp = buildOpencodeMcp(ctx.mcpServers);
   return cfg;
 }
 
@@ -136,15 +145,19 @@ export function buildOpencodeEnv(ctx: EngineContext): ProcessEnv {
 /**
  * The argv of one turn (without the executable; the prompt goes on stdin, where OpenCode takes
  * it verbatim — given as an argument, every word group with a space would be wrapped in quotes):
- * `run --format json --auto -m <model> [--title skill-up:<job>] [--session <id>]`.
+ * `run --format json --auto -m <model> [--title skill-up:<job>] [--session <id>]
+ * [--print-logs --log-level WARN]`.
  * `--title` on the first turn skips OpenCode's extra title-generation model call; `--auto`
- * approves any permission request that would otherwise be refused in a headless run.
+ * approves any permission request that would otherwise be refused in a headless run;
+ * `mcpLogs` (a job with MCP servers) adds OPENCODE_MCP_LOG_ARGS, so a server OpenCode cannot
+ * use shows on stderr.
  */
-export function buildOpencodeArgs(opts: { model?: string; session?: string; title?: string }): string[] {
+export function buildOpencodeArgs(opts: { model?: string; session?: string; title?: string; mcpLogs?: boolean }): string[] {
   const args = ['run', '--format', 'json', '--auto'];
   if (opts.model) args.push('-m', opts.model);
   if (opts.session) args.push('--session', opts.session);
   else if (opts.title) args.push('--title', opts.title);
+  if (opts.mcpLogs) args.push(...OPENCODE_MCP_LOG_ARGS);
   return args;
 }
 
@@ -193,26 +206,41 @@ const NO_RIPGREP =
  * `check` and `skill-up engines check` fail and every turn `missing` (`requires`). The
  * permission mode recorded is OPENCODE_PERMISSION_MODE. Per turn `opencode <buildOpencodeArgs>` with the prompt on stdin, stdout →
  * `outputs/turn-<n>.opencode.jsonl`. Tokens and `costUsd` (USD) are this invocation's (sums over
- * its `step_finish` lines, which are per model call).
+ * its `step_finish` lines, which are per model call). With MCP servers: the config's `mcp`
+ * (written mode 0600, its secret values given to the redactor), MCP tool calls named
+ * `mcp__<server>__<tool>` by the parser, and a turn in which OpenCode logged one of them as
+ * unavailable is a `crash` naming it (OpenCode itself runs on without its tools).
  */
 export const opencodeSpec: CliEngineSpec<OpencodeState, OpencodeSummary> = {
   stdoutName: 'opencode.jsonl',
+  supportsMcp: true,
   async setup(ctx) {
     const maxSteps = ctx.case.maxTurns > 0 ? ctx.case.maxTurns : 0;
     const config = buildOpencodeConfig(ctx, maxSteps);
     const env = buildOpencodeEnv(ctx);
     const configDir = join(env.XDG_CONFIG_HOME!, 'opencode');
     const configFile = join(configDir, 'opencode.json');
+    const mcpServers = (ctx.mcpServers ?? []).map((s) => s.name);
+    // The servers' env and header values are in the config OpenCode reads; skill-up's own copies
+    // (outputs, transcripts, reports) must never show them.
+    if (ctx.mcpServers?.length) redactor().addAll(mcpSecretValues(ctx.mcpServers));
     await mkdir(configDir, { recursive: true });
-    await writeFile(configFile, JSON.stringify(config, null, 2) + '\n');
-    return { env, configFile, model: (config.model as string | undefined) ?? '', maxSteps };
+    await writeFile(configFile, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 });
+    await chmod(configFile, 0o600); // `mode` applies only to a file writeFile creates
+    return { env, configFile, model: (config.model as string | undefined) ?? '', maxSteps, mcpServers };
   },
   requires: async (_bin, env) => ((await ripgrepOnPath(env.PATH)) ? undefined : NO_RIPGREP),
   command: (ctx, prepared, turn) => ({
-    args: buildOpencodeArgs({ model: prepared.model || undefined, session: turn.sessionId, title: `skill-up ${ctx.jobId ?? ctx.case.id}` }),
+    args: buildOpencodeArgs({ model: prepared.model || undefined, session: turn.sessionId, title: `skill-up ${ctx.jobId ?? ctx.case.id}`, mcpLogs: prepared.mcpServers.length > 0 }),
     stdin: turn.prompt,
   }),
-  parser: (_ctx, prepared) => new OpencodeJsonParser({ maxSteps: prepared.maxSteps || undefined }),
+  parser: (_ctx, prepared) => new OpencodeJsonParser({ maxSteps: prepared.maxSteps || undefined, mcpServers: prepared.mcpServers }),
+  async afterTurn(ctx, prepared, turn, out) {
+    if (!prepared.mcpServers.length || out.error) return out;
+    const stderr = await readFile(join(ctx.outputDir, `outputs/turn-${turn.index}.stderr.txt`), 'utf8').catch(() => '');
+    const down = unavailableMcpServers(stderr).filter((s) => prepared.mcpServers.includes(s.name));
+    return down.length ? { ...out, error: { kind: 'crash', message: unavailableMcpMessage(down) } } : out;
+  },
   errorFacts,
   permissionMode: () => OPENCODE_PERMISSION_MODE,
 };

@@ -4,6 +4,7 @@
  */
 import type { EngineDefinition } from '../../src/engine/definition.js';
 import type { EnvPattern } from '../../src/engine/env.js';
+import { modelToolName } from './mcp.js';
 
 /** Environment prefixes of OpenCode providers whose variables are not simply `<ID>_*`. */
 const PROVIDER_ENV: Record<string, readonly EnvPattern[]> = {
@@ -54,6 +55,8 @@ export const opencode: EngineDefinition = {
     systemPrompt: /^\s*You are opencode\b/i,
     quotesPrompts: true,
     stepsExhaustedPrefill: 'CRITICAL - MAXIMUM STEPS REACHED',
+    // MCP tools: `<server>_<tool>` (README, "MCP servers").
+    mcpTool: (server, tool) => ({ name: modelToolName(server, tool) }),
   },
   doc: 'engines/opencode/README.md',
   load: async () => (await import('./adapter.js')).opencodeAdapter,

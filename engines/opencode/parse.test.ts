@@ -13,7 +13,7 @@ const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(im
 describe('opencode samples', () => {
   it('finds every output sample', () => {
     expect(existsSync(SAMPLES), `missing ${SAMPLES}`).toBe(true);
-    expect(OUTPUT_SAMPLES).toEqual(['run1-write.jsonl', 'run2-resume.jsonl', 'run3-skill.jsonl', 'run4-bash.jsonl', 'run5-error-unreachable.jsonl', 'run6-bash-exit.jsonl']);
+    expect(OUTPUT_SAMPLES).toEqual(['run1-write.jsonl', 'run2-resume.jsonl', 'run3-skill.jsonl', 'run4-bash.jsonl', 'run5-error-unreachable.jsonl', 'run6-bash-exit.jsonl', 'run7-mcp-stdio.jsonl', 'run8-mcp-http.jsonl']);
   });
 
   it.each(OUTPUT_SAMPLES)('%s: every line is understood and a session id is found', (name) => {
@@ -67,6 +67,28 @@ describe('opencode samples', () => {
     expect(s.toolCalls[0]!.output).toContain('npm error enoent Could not read package.json');
     expect(s.finalText).toBe('Ran npm test: all tests pass.');
     expect(s.error).toBeUndefined();
+  });
+
+  it('run7-mcp-stdio: MCP calls of server my_srv-2 (underscore in server and tool) become mcp__my_srv-2__<tool>; a server tool error is isError', () => {
+    const s = parseOpencodeJson(sample('run7-mcp-stdio.jsonl'), { mcpServers: ['my_srv-2', 'broken'] });
+    expect(s.toolCalls).toEqual([
+      { name: 'mcp__my_srv-2__get_the_ticket', input: { id: 'T-7' }, output: 'ticket T-7 is open', isError: false },
+      { name: 'mcp__my_srv-2__strict', input: { id: 'B' }, output: 'no response configured for strict with these arguments', isError: true },
+    ]);
+    expect(s.finalText).toBe('done');
+    expect(s.error).toBeUndefined();
+    // Without the configured names the engine's own names are kept.
+    expect(parseOpencodeJson(sample('run7-mcp-stdio.jsonl')).toolCalls.map((c) => c.name)).toEqual(['my_srv-2_get_the_ticket', 'my_srv-2_strict']);
+  });
+
+  it('run8-mcp-http: a remote (tickets) and a local (envdump) server in one turn, each its own name', () => {
+    const s = parseOpencodeJson(sample('run8-mcp-http.jsonl'), { mcpServers: ['tickets', 'envdump'] });
+    expect(s.toolCalls).toEqual([
+      { name: 'mcp__tickets__get_ticket', input: { id: 'T-9' }, output: 'ticket T-9 is open', isError: false },
+      { name: 'mcp__envdump__get_ticket', input: { id: 'E' }, output: 'ticket E is open', isError: false },
+    ]);
+    // Only configured servers are renamed.
+    expect(parseOpencodeJson(sample('run8-mcp-http.jsonl'), { mcpServers: ['tickets'] }).toolCalls.map((c) => c.name)).toEqual(['mcp__tickets__get_ticket', 'envdump_get_ticket']);
   });
 
   it('run5-error-unreachable: an APIError line is an api error with its message', () => {

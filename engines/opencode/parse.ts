@@ -3,7 +3,7 @@
  *
  * Format source: engines/opencode/README.md and the captured samples in
  * engines/opencode/samples/ (`run1-write`,
- * `run2-resume`, `run3-skill`, `run4-bash`, `run5-error-unreachable`, `run6-bash-exit` `.jsonl`), observed with
+ * `run2-resume`, `run3-skill`, `run4-bash`, `run5-error-unreachable`, `run6-bash-exit`, `run7-mcp-stdio`, `run8-mcp-http` `.jsonl`), observed with
  * opencode-ai 1.18.33; the failed-tool shape (`state.status:"error"`, `state.error`) and the
  * HTTP-error line (`data.statusCode`, `data.responseBody`) were seen in this adapter's own runs.
  *
@@ -11,6 +11,9 @@
  * - `step_start` `{part:{type:"step-start", messageID, snapshot}}` — one model call begins;
  * - `tool_use` `{part:{type:"tool", tool, callID, state:{status:"completed"|"error", input,
  *   output?, error?, metadata, title, time:{start,end}}}}` — emitted once, when the tool ended;
+ *   an MCP tool is `tool: "<server>_<tool>"` with the server's text answer as `output`, or
+ *   `status:"error"` with its text as `error` when the server answered `isError: true`
+ *   (samples `run7-mcp-stdio`, `run8-mcp-http`);
  *   a `bash` call is `completed` whatever its exit status, which is `metadata.exit` (`0`, or
  *   e.g. `254` for `npm test` without a package.json: seen with opencode-ai 1.18.33);
  * - `text` `{part:{type:"text", text, time}}` — a complete text part (not deltas);
@@ -25,12 +28,14 @@
  * The parser is pure: feed it lines (`OpencodeJsonParser.push`) or a whole text
  * (`parseOpencodeJson`); it never touches the file system.
  */
+import { mcpToolCallName } from '../../src/engine/mcp.js';
 import type { EngineError, SkillActivation, TokenUsage, ToolCall } from '../../src/engine/types.js';
+import { mcpToolOf } from './mcp.js';
 import {
   DEFAULT_MAX_TOOL_OUTPUT_CHARS,
   JsonLinesParser,
   addUsage,
-  cutText,
+  truncateToolOutput,
   firstString,
   isObj,
   num,
@@ -50,6 +55,13 @@ export interface OpencodeParseOptions {
   maxSteps?: number;
   /** Longest tool output kept, characters; longer outputs are cut with a marker. Default 100 000. */
   maxToolOutputChars?: number;
+  /**
+   * Names of the job's MCP servers (`EngineContext.mcpServers`): a tool part named
+   * `<server>_<tool>` of one of them (OpenCode's naming, mcp.ts `modelToolName`) is recorded as
+   * `mcp__<server>__<tool>` (`mcpToolCallName`). `<server>_<tool>` alone cannot say where the
+   * server's name ends when both hold `_`, hence the names. Default: none.
+   */
+  mcpServers?: readonly string[];
 }
 
 /** Everything one invocation's output says. */
@@ -62,7 +74,8 @@ export interface OpencodeSummary {
   finalText: string;
   /** Every `tool_use` in order: `output` is `state.output` (or `state.error` for a failed
    * call, then `isError: true`), cut at `maxToolOutputChars`; a completed call whose
-   * `metadata.exit` is non-zero (a failed shell command) is `isError: true` too. */
+   * `metadata.exit` is non-zero (a failed shell command) is `isError: true` too. A call of a
+   * configured MCP server's tool (`opts.mcpServers`) is named `mcp__<server>__<tool>`. */
   toolCalls: ToolCall[];
   /** `skill` tool calls (`via: 'skill tool'`) and `read`s of `…/<name>/SKILL.md`
    * (`via: 'read SKILL.md'`), excluding failed calls, in order. */
@@ -137,7 +150,9 @@ export class OpencodeJsonParser extends JsonLinesParser<OpencodeSummary, Opencod
   private onTool(part: Json): void {
     const state = isObj(part.state) ? part.state : {};
     const status = str(state.status);
-    const call: ToolCall = { name: str(part.tool) ?? '', input: state.input ?? {} };
+    const tool = str(part.tool) ?? '';
+    const mcp = this.opts.mcpServers?.length ? mcpToolOf(tool, this.opts.mcpServers) : undefined;
+    const call: ToolCall = { name: mcp ? mcpToolCallName(mcp.server, mcp.tool) : tool, input: state.input ?? {} };
     const max = this.opts.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS;
     let out: string | undefined;
     if (status === 'error') {
@@ -149,7 +164,7 @@ export class OpencodeJsonParser extends JsonLinesParser<OpencodeSummary, Opencod
       const exit = isObj(state.metadata) ? num(state.metadata.exit) : undefined;
       call.isError = exit !== undefined && exit !== 0;
     }
-    if (out !== undefined) call.output = cutText(out, max);
+    if (out !== undefined) call.output = truncateToolOutput(out, max);
     this.calls.push(call);
   }
 

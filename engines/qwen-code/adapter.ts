@@ -16,12 +16,17 @@ export { openaiBaseUrl };
 import type { EngineContext, EngineError, TokenUsage } from '../../src/engine/types.js';
 import { QwenStreamParser, type QwenSummary } from './parse.js';
 import { qwenAuthType, qwenCode } from './index.js';
+import { LITERAL_DOLLAR_VAR, buildQwenMcpServers } from './mcp.js';
+import type { McpServerLaunch } from '../../src/engine/mcp.js';
 
 export { qwenAuthType };
 /** Model id sent to the scripted server when `engine.model.name` is unset. */
 export const DEFAULT_SCRIPTED_MODEL = 'scripted-model';
 /** Exit code of `qwen` when `--max-session-turns` is reached (observed with 0.24.4; no result line then). */
 export const QWEN_EXIT_MAX_TURNS = 53;
+
+/** settings.json `$version` of Qwen Code 0.24.4 (what it stamps when it migrates a file). */
+export const QWEN_SETTINGS_VERSION = 4;
 
 /** Qwen Code's per-job state (besides the executable, see `CliPrepared`). */
 export interface QwenState {
@@ -39,9 +44,12 @@ export interface QwenState {
  * off (otherwise a background "memory extraction" subagent makes extra model calls),
  * bundled skills off (the model's listing then holds only the workspace's and user's skills),
  * auto-update, usage statistics and telemetry off; with a scripted model also
- * `model.generationConfig.maxRetries: 0` (a scripted error is deterministic).
+ * `model.generationConfig.maxRetries: 0` (a scripted error is deterministic); with MCP servers
+ * (`mcpServers`, the same for both variants) their `mcpServers` entries (mcp.ts).
+ *
+ * @throws Error when an MCP server lacks its command (stdio) or url (http).
  */
-export function buildQwenSettings(scripted: boolean): Record<string, unknown> {
+export function buildQwenSettings(scripted: boolean, mcpServers?: readonly McpServerLaunch[]): Record<string, unknown> {
   const s: Record<string, unknown> = {
     general: { enableAutoUpdate: false },
     privacy: { usageStatisticsEnabled: false },
@@ -50,6 +58,13 @@ export function buildQwenSettings(scripted: boolean): Record<string, unknown> {
     skills: { disabledLevels: ['bundled'] },
   };
   if (scripted) s.model = { generationConfig: { maxRetries: 0 } };
+  const mcp = buildQwenMcpServers(mcpServers);
+  if (mcp) {
+    s.mcpServers = mcp;
+    // The current schema version: without it qwen migrates the file and rewrites it (temp file +
+    // rename, mode 0644), losing the 0600 the adapter gives a file that may hold secrets.
+    s.$version = QWEN_SETTINGS_VERSION;
+  }
   return s;
 }
 
@@ -60,7 +75,8 @@ const NON_SCRIPTED_VARS = ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_MODEL', 
  * The environment of one job's `qwen` processes: the allow-listed part of `ctx.baseEnv`
  * (`isolatedEnv`: `agentEnv` with the definition's `envAllow`, index.ts) and the suite's `environment.env`, plus `HOME=<homeDir>` (Qwen reads
  * `~/.agents/skills` through `os.homedir()`), `QWEN_HOME=<homeDir>/.qwen`,
- * `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under `<homeDir>`, `QWEN_CODE_SUPPRESS_YOLO_WARNING=1`, and:
+ * `XDG_{CONFIG,CACHE,DATA,STATE}_HOME` under `<homeDir>`, `QWEN_CODE_SUPPRESS_YOLO_WARNING=1`,
+ * `SKILL_UP_LITERAL_DOLLAR=$` only with MCP servers (mcp.ts: how settings.json spells a `$`), and:
  * - scripted: `OPENAI_BASE_URL=<ctx.modelBaseUrl>/v1`, `OPENAI_API_KEY=skill-up-job:<jobId>`
  *   (the server files each exchange under that job), `OPENAI_MODEL=<engine.model.name |
  *   scripted-model>`, other providers' keys and URLs removed;
@@ -75,6 +91,9 @@ export function buildQwenEnv(ctx: EngineContext, qwenHome: string): ProcessEnv {
   env.PWD = ctx.workspace; // as for OpenCode: never let an inherited PWD name another folder
   env.QWEN_HOME = qwenHome;
   env.QWEN_CODE_SUPPRESS_YOLO_WARNING = '1';
+  // settings.json spells a literal `$` of an MCP server's values as `${SKILL_UP_LITERAL_DOLLAR}` (mcp.ts).
+  if (ctx.mcpServers?.length) env[LITERAL_DOLLAR_VAR] = '$';
+  else delete env[LITERAL_DOLLAR_VAR];
   if (isScripted(ctx.engine)) {
     env.OPENAI_BASE_URL = openaiBaseUrl(ctx.modelBaseUrl!);
     env.OPENAI_API_KEY = scriptedApiKey(ctx);
@@ -147,11 +166,19 @@ export async function fixVendoredRipgrep(bin: string): Promise<void> {
  */
 export const qwenCodeSpec: CliEngineSpec<QwenState, QwenSummary, TokenUsage> = {
   stdoutName: 'stream.jsonl',
+  supportsMcp: true,
   async setup(ctx) {
     const qwenHome = join(ctx.homeDir, '.qwen');
     const env = buildQwenEnv(ctx, qwenHome);
     await mkdir(qwenHome, { recursive: true });
-    await writeFile(join(qwenHome, 'settings.json'), JSON.stringify(buildQwenSettings(isScripted(ctx.engine)), null, 2) + '\n');
+    const settingsFile = join(qwenHome, 'settings.json');
+    const mcp = Boolean(ctx.mcpServers?.length);
+    await writeFile(settingsFile, JSON.stringify(buildQwenSettings(isScripted(ctx.engine), ctx.mcpServers), null, 2) + '\n', mcp ? { mode: 0o600 } : {});
+    // MCP env/header values may be secrets: only the job's own user may read them.
+    if (mcp) {
+      await chmod(settingsFile, 0o600);
+      await chmod(qwenHome, 0o700); // and should qwen still rewrite it, the folder keeps others out
+    }
     return { env, qwenHome, authType: qwenAuthType(ctx.engine) };
   },
   async afterResolve(bin) {

@@ -4,6 +4,7 @@
  */
 import type { EngineConfig } from '../../src/config/types.js';
 import type { EngineDefinition } from '../../src/engine/definition.js';
+import { qwenModelToolName } from './mcp.js';
 
 /** `--auth-type`: `openai` for the scripted model and OpenAI-compatible providers; the provider's
  * own type when it is one Qwen Code knows (`anthropic`, `gemini`, `vertex-ai`, `qwen-oauth`, `openai-responses`). */
@@ -47,6 +48,8 @@ export const qwenCode: EngineDefinition = {
     userAgent: ['qwencode', 'qwen-code', 'qwen code'],
     systemPrompt: /^\s*You are Qwen Code\b/,
     userMarker: 'This is the Qwen Code.',
+    // MCP tools: `mcp__<server>__<tool>`, declared (not deferred) with `alwaysLoadTools` (README, "MCP servers").
+    mcpTool: (server, tool) => ({ name: qwenModelToolName(server, tool) }),
   },
   doc: 'engines/qwen-code/README.md',
   load: async () => (await import('./adapter.js')).qwenCodeAdapter,

@@ -6,9 +6,9 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { engineSamples } from '../../test/support/samples.js';
-import { parseQwenOutput, QwenStreamParser, qwenToolResultText } from './parse.js';
+import { parseQwenOutput, QwenStreamParser, qwenToolResultText, qwenMcpToolErrorText } from './parse.js';
 
-const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(import.meta.url, (f) => f.endsWith('.stream.jsonl') || f === 'run4-write.json');
+const { dir: SAMPLES, read: sample, outputs: OUTPUT_SAMPLES } = engineSamples(import.meta.url, (f) => !f.startsWith('mcp') && (f.endsWith('.stream.jsonl') || f === 'run4-write.json'));
 
 describe('qwen-code samples', () => {
   it('finds every output sample', () => {
@@ -146,5 +146,24 @@ describe('qwen-code shapes not in the samples', () => {
     expect(s.hasResult).toBe(false);
     expect(qwenToolResultText([{ type: 'text', text: 'a' }, { type: 'image' }])).toBe('a\n[image]');
     expect(qwenToolResultText(undefined)).toBe('');
+  });
+});
+
+describe('qwen-code MCP tool calls (samples mcp1-stdio-call, mcp2-tool-error: qwen 0.24.4, server `help_desk`)', () => {
+  it('a call is named mcp__<server>__<tool> with input and output; init lists the server as connected', () => {
+    const s = parseQwenOutput(sample('mcp1-stdio-call.stream.jsonl'));
+    expect(s.toolCalls).toEqual([{ name: 'mcp__help_desk__get_ticket', input: { id: 'T-7' }, output: 'ticket T-7 is open: Login fails on Safari', isError: false }]);
+    expect(s.finalText).toBe('Looked it up.');
+    expect(s.error).toBeUndefined();
+    expect(s.mcpServers).toEqual([{ name: 'help_desk', status: 'connected' }]);
+    expect(s.toolsOffered).toEqual(expect.arrayContaining(['mcp__help_desk__get_ticket', 'mcp__help_desk__close_ticket']));
+  });
+
+  it('a tool error keeps the server’s own text, not qwen’s wrapper', () => {
+    const s = parseQwenOutput(sample('mcp2-tool-error.stream.jsonl'));
+    expect(s.toolCalls).toEqual([{ name: 'mcp__help_desk__close_ticket', input: { id: 'T-9' }, output: 'no response configured for close_ticket with these arguments', isError: true }]);
+    expect(s.error).toBeUndefined();
+    expect(qwenMcpToolErrorText('plain failure')).toBe('plain failure');
+    expect(qwenMcpToolErrorText("MCP tool 't' reported tool error for function call: {} with response: [oops]")).toContain('[oops]');
   });
 });

@@ -10,13 +10,15 @@
  *
  * Objects used (every one carries `uuid` and `session_id`; anything else is ignored):
  * - `{"type":"system","subtype":"init", session_id, cwd, tools[], model, permission_mode,
- *   slash_commands[]}` — first;
+ *   slash_commands[], mcp_servers[{name, status}]}` — first;
  * - `{"type":"assistant", parent_tool_use_id, message:{id, model, content:[text | tool_use
  *   {id, name, input}], stop_reason, usage:{input_tokens, output_tokens,
  *   cache_read_input_tokens?, total_tokens}}}` — one per model response, its usage that
  *   response's; an API failure appears as a text `[API Error: …]` with zero usage;
  * - `{"type":"user", message:{content:[{type:"tool_result", tool_use_id, is_error, content}]}}`
- *   (for `skill`, `content` is only the skill's description; the model gets the body);
+ *   (for `skill`, `content` is only the skill's description; the model gets the body). An MCP
+ *   tool's `tool_use.name` is `mcp__<server>__<tool>`, the transcript name itself, and an MCP
+ *   tool error's content wraps the server's text (`qwenMcpToolErrorText`; samples `mcp1-…`, `mcp2-…`);
  * - `{"type":"result", subtype:"success"|"error_during_execution"|…, is_error, duration_ms,
  *   num_turns, result?, error?:{message}, usage:{…}, stats?}` — last. Its `usage` is cumulative
  *   over the session: a resumed invocation reports the earlier turns' tokens plus its own.
@@ -90,6 +92,8 @@ export interface QwenSummary {
   toolsOffered?: string[];
   /** `init.permission_mode` (e.g. `yolo`). Undefined without one. */
   permissionMode?: string;
+  /** `init.mcp_servers`: each configured MCP server's name and connection status (`connected`, …) at start. Undefined without one. */
+  mcpServers?: { name: string; status: string }[];
   hasResult: boolean;
   /** `result.subtype`. */
   resultSubtype?: string;
@@ -115,6 +119,33 @@ export function qwenToolResultText(content: unknown): string {
   if (Array.isArray(content)) return content.map((b) => (isObj(b) ? (str(b.text) ?? `[${str(b.type) ?? 'block'}]`) : String(b))).join('\n');
   if (content === undefined || content === null) return '';
   return JSON.stringify(content);
+}
+
+const MCP_TOOL_ERROR = /^MCP tool '[^']*' reported tool error for function call: .* with response: (\[.*\])\s*$/s;
+
+/**
+ * The server's own text of an MCP tool error. Qwen Code 0.24.4 reports one as a `tool_result`
+ * with `is_error: true` and content `MCP tool 't' reported tool error for function call: {…}
+ * with response: [{"functionResponse":{"name":"t","response":{"error":{"content":[{"type":
+ * "text","text":…}],"isError":true}}}}]` (sample `mcp2-tool-error.stream.jsonl`): the `text`
+ * parts of that response, joined by newlines; `text` itself for anything else.
+ */
+export function qwenMcpToolErrorText(text: string): string {
+  const m = MCP_TOOL_ERROR.exec(text);
+  if (!m) return text;
+  try {
+    const parts: unknown = JSON.parse(m[1]!);
+    const texts: string[] = [];
+    for (const p of Array.isArray(parts) ? parts : []) {
+      const r = isObj(p) && isObj(p.functionResponse) && isObj(p.functionResponse.response) ? p.functionResponse.response : undefined;
+      const holder = r && isObj(r.error) ? r.error : r;
+      const content = holder ? holder.content : undefined;
+      for (const c of Array.isArray(content) ? content : []) if (isObj(c) && typeof c.text === 'string') texts.push(c.text);
+    }
+    return texts.length ? texts.join('\n') : text;
+  } catch {
+    return text;
+  }
 }
 
 /** Incremental parser: `push` each stdout line (or each element of the json array), then `finish`. */
@@ -151,7 +182,8 @@ export class QwenStreamParser extends JsonLinesParser<QwenSummary, QwenParseOpti
         this.onAssistant(d);
         break;
       case 'user':
-        settleToolResults(this.tools, d, qwenToolResultText, this.opts.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS);
+        // An MCP tool error wraps the server's text in qwen's own message: keep the server's text.
+        settleToolResults(this.tools, d, (c) => qwenMcpToolErrorText(qwenToolResultText(c)), this.opts.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS);
         break;
       case 'result':
         this.result = d;
@@ -231,6 +263,9 @@ export class QwenStreamParser extends JsonLinesParser<QwenSummary, QwenParseOpti
       slashCommands: init ? strings(init.slash_commands) : undefined,
       ...(init && Array.isArray(init.tools) ? { toolsOffered: strings(init.tools) } : {}),
       ...(init && str(init.permission_mode) ? { permissionMode: str(init.permission_mode) } : {}),
+      ...(init && Array.isArray(init.mcp_servers)
+        ? { mcpServers: init.mcp_servers.filter(isObj).map((m) => ({ name: str(m.name) ?? '', status: str(m.status) ?? '' })) }
+        : {}),
       hasResult: r !== undefined,
       resultSubtype: r ? str(r.subtype) : undefined,
       badLines: this.badLines,

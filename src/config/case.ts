@@ -12,7 +12,7 @@ import { checkArtifactGlob, checkFolderSpecialFiles, checkFolderSymlinks, checkW
 import { checkCapturePattern } from './patterns.js';
 import { checkTimeoutSeconds, reservedCaseIdProblem } from './limits.js';
 import { literalBracesHint, turnVariables } from './turn-template.js';
-import { warnUnsupportedSections } from './unsupported.js';
+import { buildMcpServers, mergeMcpServers, type McpServerSpec } from './mcp.js';
 import type { Field } from './yaml-source.js';
 
 export const DEFAULT_TIMEOUT_SECONDS = 300;
@@ -38,6 +38,10 @@ export interface CaseDefaults {
   engines?: EngineConfig[];
   /** eval.yaml `user_simulator` when set: `respond` turns and a case's scenario need it. */
   userSimulator?: Field;
+  /** eval.yaml `mcp.servers` (a case's own merge in by name). */
+  mcpServers?: McpServerSpec[];
+  /** Why no job of this suite can be offered MCP servers (`environment.type: docker`): a case's `mcp` is an error. */
+  mcpRefusal?: string;
 }
 
 /** Builds the case at `field`; `file` is where it was read from, `fallbackId` its file name. */
@@ -57,7 +61,6 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
     if (field.has('id')) idField.error(reserved);
     else field.error(`${reserved}; the id is taken from the file name: rename the file or set \`id\``, field.segments.length > 0 ? 'value' : 'key');
   }
-  warnUnsupportedSections(field);
 
   const input = field.get('input');
   const turns = buildTurns(input, d.userSimulator);
@@ -71,6 +74,10 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
   artifacts.items().forEach((a) => checkArtifactGlob(a));
 
   const trigger = triggerOf(field);
+  // Before the judges: an MCP rule naming a server this case does not offer is an error at its line.
+  const ownMcp = buildMcpServers(field, d.skillDir);
+  if (ownMcp.length && d.mcpRefusal) field.get('mcp').error(d.mcpRefusal, 'key');
+  const mcp = mergeMcpServers(d.mcpServers ?? [], ownMcp);
   const spec: CaseSpec = {
     id: id ?? '',
     file,
@@ -84,7 +91,7 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
     trials: field.get('trials').int() ?? d.trials,
     // A trigger case is graded on activation alone: it inherits neither `cases.defaults.expect` nor the eval-level judges.
     expect: trigger !== undefined ? own : mergeExpect(d.expect, own),
-    judges: trigger !== undefined ? [] : (buildJudges(field, { skillDir: d.skillDir, scope: 'case', ...(turnCount ? { turnCount } : {}), ...(d.evalJudge ? { evalJudge: d.evalJudge } : {}), ...(d.engines ? { engines: d.engines } : {}) }) ?? d.judges),
+    judges: trigger !== undefined ? [] : (buildJudges(field, { skillDir: d.skillDir, scope: 'case', mcpServers: mcp.map((m) => m.name), ...(turnCount ? { turnCount } : {}), ...(d.evalJudge ? { evalJudge: d.evalJudge } : {}), ...(d.engines ? { engines: d.engines } : {}) }) ?? d.judges),
     collectArtifacts: unique([...d.collectArtifacts, ...artifacts.strings()]),
   };
   const title = field.get('title').str();
@@ -94,6 +101,7 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
   if (field.has('engines')) spec.engines = caseEngines(field.get('engines'), d.customEngineNames);
   if (trigger !== undefined) spec.shouldTrigger = trigger;
   if (userSimulator) spec.userSimulator = userSimulator;
+  if (mcp.length) spec.mcpServers = mcp;
   return spec;
 }
 

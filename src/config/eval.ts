@@ -13,7 +13,7 @@ import { buildJudges } from './judges.js';
 import { checkArtifactGlob, checkWorkspacePath, fileKind, fileKindProblem, outsideSkillProblem, relativeToFileHint } from './paths.js';
 import { checkTimeoutSeconds } from './limits.js';
 import { checkSuiteEnvRefs } from './custom.js';
-import { warnUnsupportedSections } from './unsupported.js';
+import { buildMcpServers, type McpServerSpec } from './mcp.js';
 import { imageReferenceProblem } from './image-ref.js';
 import { nearest, type Phraser } from './schema-errors.js';
 import type { Field } from './yaml-source.js';
@@ -35,7 +35,6 @@ const NOT_YET = ['entrypoint', 'kwargs', 'allowed_egress'];
 
 /** Builds the eval-level settings from the root of eval.yaml. */
 export function buildEval(root: Field, evalFile: string, skillDir: string): EvalParts {
-  warnUnsupportedSections(root);
   const { engine, engines } = buildEngines(root, skillDir, root.get('environment').get('type').str() === 'docker');
   const cases = root.get('cases');
   const defaults = cases.get('defaults');
@@ -84,11 +83,36 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
       customEngineNames,
       engines,
       ...(hasSimulator(root.get('user_simulator')) ? { userSimulator: root.get('user_simulator') } : {}),
+      mcpServers: evalMcpServers(root, skillDir, engines),
+      ...(mcpRefusal(root) ? { mcpRefusal: mcpRefusal(root) } : {}),
     },
     caseFiles: caseFiles(cases, skillDir),
     inline: cases.get('inline').items(),
     triggers: root.get('triggers'),
   };
+}
+
+/** Why this suite's jobs cannot be offered MCP servers (a case's `mcp` is then an error too), or undefined. */
+function mcpRefusal(root: Field): string | undefined {
+  if (root.get('environment').get('type').str() === 'docker') {
+    return 'MCP servers are not supported with `environment.type: docker` yet (the engine would start them inside the container); use `type: none`';
+  }
+  return undefined;
+}
+
+/**
+ * eval.yaml `mcp.servers` (src/config/mcp.ts): refused with `environment.type: docker`, and when
+ * every engine is a custom one (skill-up cannot write a custom agent's MCP configuration).
+ */
+function evalMcpServers(root: Field, skillDir: string, engines: EngineConfig[]): McpServerSpec[] {
+  const servers = buildMcpServers(root, skillDir);
+  if (!servers.length) return servers;
+  const refused = mcpRefusal(root);
+  if (refused) root.get('mcp').error(refused, 'key');
+  else if (engines.every((e) => e.name === 'custom')) {
+    root.get('mcp').error('MCP servers need an engine whose MCP configuration skill-up writes (claude_code, codex, opencode, gemini_cli, qwen_code); a custom engine gets none', 'key');
+  }
+  return servers;
 }
 
 /** True when eval.yaml `user_simulator` names a provider: a map without one (alibaba's `user_simulator: {}`) configures nothing. */

@@ -38,6 +38,8 @@ export interface JudgeContext {
   scope: 'eval' | 'case';
   /** Number of turns of the case, to check turn rules; undefined when unknown (eval level, broken input). */
   turnCount?: number;
+  /** For a case: the names of the MCP servers it offers, to check the MCP rules' `server`; undefined at eval level (cases differ). */
+  mcpServers?: readonly string[];
   /**
    * For a case: the eval-level `judge`. A case `agent_judge` that leaves `model`,
    * `pass_threshold` or `timeout_seconds` unset takes them from it when it is an
@@ -328,5 +330,5 @@ function isRule(r: Rule | undefined): r is Rule {
 
 /** One `success`/`failure` item → Rule (undefined when its shape is wrong; the schema reports it): the rule-kind table of src/judge/rules.ts. */
 function buildRule(field: Field, ctx: JudgeContext): Rule | undefined {
-  return parseRule(field, { turnCount: ctx.turnCount, checkRegex, checkWorkspacePath: (p) => checkWorkspacePath(p, 'path') });
+  return parseRule(field, { turnCount: ctx.turnCount, ...(ctx.mcpServers ? { mcpServers: ctx.mcpServers } : {}), checkRegex, checkWorkspacePath: (p) => checkWorkspacePath(p, 'path') });
 }

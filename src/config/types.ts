@@ -7,6 +7,8 @@
  * stage reads a raw YAML document.
  */
 
+import type { McpServerSpec } from './mcp.js';
+
 /** One `skills[]` entry of eval.yaml: a skill folder to install, with its file selection. */
 export interface SkillRef {
   source: 'local_path';
@@ -120,6 +122,10 @@ export interface Rule {
   turnResponseNotContains?: { turn: number; notContains: string[] };
   toolCalledInTurn?: { turn: number; name: string; args?: Record<string, unknown> };
   toolNotCalledInTurn?: { turn: number; name: string };
+  /** Some call of MCP server `server`'s `tool` (any of its tools when unset) in any turn, its input matching `args` partially (src/judge/mcp-rules.ts). */
+  mcpToolCalled?: { server: string; tool?: string; args?: Record<string, unknown> };
+  /** No call of MCP server `server`'s `tool` (any of its tools when unset) in any turn. */
+  mcpToolNotCalled?: { server: string; tool?: string };
   /** Every claim (of `kinds`, default all) the answers made holds (src/judge/behaviour/claims.ts). */
   claimsVerified?: { kinds?: ('file_created' | 'file_changed' | 'file_deleted' | 'tests_pass')[] };
   /** No tool called with the same input `maxRepeats` times in a row (default 3). */
@@ -262,6 +268,8 @@ export interface CaseSpec {
    * beyond `respond` turns.
    */
   userSimulator?: { scenario: string; autonomous: boolean };
+  /** The MCP servers offered in this case's jobs (eval.yaml's merged with the case's by name; src/config/mcp.ts); absent = none. */
+  mcpServers?: McpServerSpec[];
   /**
    * A trigger case (`should_trigger`, or an item of eval.yaml `triggers.file`): graded only on
    * whether the skill under test (the suite's first skill) was activated; pass iff activated

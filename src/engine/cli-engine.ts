@@ -276,6 +276,8 @@ export interface TurnCommand {
 export interface CliEngineSpec<S extends { env: ProcessEnv }, Sum extends ParserSummary, C = never> {
   /** Name of the stdout file after `outputs/turn-<n>.` (e.g. `stream.jsonl`). */
   stdoutName: string;
+  /** `setup` writes `ctx.mcpServers` into the engine's own configuration (engines/<name>/mcp.ts). */
+  supportsMcp?: boolean;
   /**
    * Writes the job's config files into its home and returns the engine's per-job state, with
    * the complete environment of its processes (built on `isolatedEnv`).
@@ -323,6 +325,7 @@ export function cliEngine<S extends { env: ProcessEnv }, Sum extends ParserSumma
     name: def.name,
     skillDirs: [...def.skillDirs],
     supportsResume: def.supportsResume,
+    supportsMcp: spec.supportsMcp ?? false,
     envAllow: def.envAllow,
 
     /**

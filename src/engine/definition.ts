@@ -30,6 +30,22 @@ export interface ModelProfile {
   quotesPrompts?: boolean;
   /** Start of the assistant prefill the engine appends past its step limit; the server then offers no tool. */
   stepsExhaustedPrefill?: string;
+  /**
+   * How the engine offers tool `tool` of MCP server `server` to the model: the function name the
+   * model sees and calls, and for an API with tool namespaces (OpenAI Responses) the namespace
+   * holding it. The scripted model's `mcp_tool` action calls this address and its `tool_listed`
+   * condition looks for it. Absent: `mcp__<server>__<tool>` (src/engine/mcp.ts `mcpToolCallName`).
+   * Pure, no I/O: the definition of each engine takes it from its own mcp.ts.
+   */
+  mcpTool?(server: string, tool: string): ModelToolAddress;
+}
+
+/** Where a tool sits in a model request: its name, and the namespace holding it when the API has namespaces. */
+export interface ModelToolAddress {
+  /** The function name the model calls, e.g. `mcp__tickets__get_ticket`, `tickets_get_ticket` or (in a namespace) `get_ticket`. */
+  name: string;
+  /** The tool namespace (OpenAI Responses `{type: "namespace"}`), e.g. `mcp__tickets`; absent for a flat tool list. */
+  namespace?: string;
 }
 
 /** One engine skill-up can drive. All fields are data except `load`. */

@@ -26,3 +26,17 @@ export interface McpServerLaunch {
   /** http: headers sent with every request (values may be secrets). */
   headers?: Record<string, string>;
 }
+
+/** The transcript name of a call of `tool` on MCP server `server`: `mcp__<server>__<tool>` (Claude Code's own naming). */
+export function mcpToolCallName(server: string, tool: string): string {
+  return `mcp__${server}__${tool}`;
+}
+
+/** `{server, tool}` of a transcript name {@link mcpToolCallName} made; undefined for any other name. */
+export function parseMcpToolCallName(name: string): { server: string; tool: string } | undefined {
+  if (!name.startsWith('mcp__')) return undefined;
+  const rest = name.slice('mcp__'.length);
+  const cut = rest.indexOf('__');
+  if (cut <= 0 || cut + 2 >= rest.length) return undefined;
+  return { server: rest.slice(0, cut), tool: rest.slice(cut + 2) };
+}

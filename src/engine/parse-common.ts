@@ -49,7 +49,7 @@ export function roundUsd(v: number): number {
 export const DEFAULT_MAX_TOOL_OUTPUT_CHARS = 100_000;
 
 /** `text` cut to `max` characters, with a `… [truncated N characters]` line naming what was cut. */
-export function cutText(text: string, max: number): string {
+export function truncateToolOutput(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}\n… [truncated ${text.length - max} characters]` : text;
 }
 
@@ -171,7 +171,7 @@ export class ToolCallLog {
   settle(id: string | undefined, output: string | undefined, isError: boolean, maxChars: number): boolean {
     const call = this.byId.get(id ?? '');
     if (!call) return false;
-    if (output !== undefined) call.output = cutText(output, maxChars);
+    if (output !== undefined) call.output = truncateToolOutput(output, maxChars);
     call.isError = isError;
     return true;
   }

@@ -17,10 +17,13 @@ export interface TokenUsage {
 
 /** One tool call the agent made. `output` is the tool result as text when the engine reports it. */
 export interface ToolCall {
+  /** The tool's name; an MCP tool's is `mcp__<server>__<tool>` on every engine (src/engine/mcp.ts). */
   name: string;
   input: unknown;
   output?: string;
   isError?: boolean;
+  /** An MCP tool call of a server the job offered: its server and tool (set by the run, src/run/job.ts). */
+  mcp?: { server: string; tool: string };
 }
 
 /** Evidence that a skill was used: `via` names the mechanism (`Skill` tool, `read SKILL.md`, …). */
@@ -157,6 +160,8 @@ export interface EngineAdapter<P = unknown> {
   skillDirs: string[];
   /** Whether a later turn can resume the earlier turn's session. */
   supportsResume: boolean;
+  /** Whether `prepare` offers `EngineContext.mcpServers` to the agent; a job with servers on an engine without it is an `error`. */
+  supportsMcp?: boolean;
   /**
    * The variables of skill-up's environment this engine's processes receive besides the common
    * base (src/engine/env.ts); absent = the base only. Everything else is withheld.

@@ -15,6 +15,7 @@ import type { Field } from '../config/yaml-source.js';
 import type { ToolCall, TranscriptTurn } from '../engine/types.js';
 import { compileRegex } from '../util/regex.js';
 import { argsMismatch } from './args.js';
+import { mcpRuleText, mcpServerSchema, mcpToolCalled, mcpToolNotCalled, mcpToolSchema, parseMcpServer } from './mcp-rules.js';
 import { around, jsonClip, nameList, q, qList } from './evidence.js';
 import type { JudgeOutcome } from './outcome.js';
 import { inspectPath } from './paths.js';
@@ -105,6 +106,11 @@ export interface RuleParseContext {
   checkRegex(pattern: Field): void;
   /** Reports a path that leaves the workspace at its field. */
   checkWorkspacePath(path: Field): void;
+  /**
+   * Names of the MCP servers the case offers (eval.yaml's and its own `mcp.servers`); when set, an
+   * MCP rule naming another server is a config error. Undefined when unknown (eval level).
+   */
+  mcpServers?: readonly string[];
 }
 
 /**
@@ -293,6 +299,30 @@ export const RULE_KINDS: { readonly [F in keyof Rule]-?: RuleKind<NonNullable<Ru
       text: `tool_not_called_in_turn {turn: ${r.turn}, name: ${r.name}}`,
       check: await withTurn(input, r.turn, (t) => toolNotCalled(turnCalls(t), r.name, `in turn ${r.turn}`)),
     }),
+  },
+  mcpToolCalled: {
+    key: 'mcp_tool_called',
+    schema: described(
+      "A call of an MCP server's tool (any of its tools when `tool` is left out) in any turn, with a subset of its arguments; the transcript names it `mcp__<server>__<tool>` on every engine.",
+      { type: 'object', additionalProperties: false, required: ['server'], properties: { server: mcpServerSchema, tool: mcpToolSchema, args: ref('toolArgs') } },
+    ),
+    parse: (v, ctx) => {
+      const tool = v.get('tool').str();
+      return { server: parseMcpServer(v, 'mcp_tool_called', ctx.mcpServers), ...(tool !== undefined ? { tool } : {}), ...argsOf(v) };
+    },
+    evaluate: async (r, input) => ({ text: mcpRuleText('mcp_tool_called', r), check: mcpToolCalled(callsOf(input), r, r.args) }),
+  },
+  mcpToolNotCalled: {
+    key: 'mcp_tool_not_called',
+    schema: described(
+      "No call of an MCP server's tool (of any of its tools when `tool` is left out) in any turn.",
+      { type: 'object', additionalProperties: false, required: ['server'], properties: { server: mcpServerSchema, tool: mcpToolSchema } },
+    ),
+    parse: (v, ctx) => {
+      const tool = v.get('tool').str();
+      return { server: parseMcpServer(v, 'mcp_tool_not_called', ctx.mcpServers), ...(tool !== undefined ? { tool } : {}) };
+    },
+    evaluate: async (r, input) => ({ text: mcpRuleText('mcp_tool_not_called', r), check: mcpToolNotCalled(callsOf(input), r) }),
   },
   claimsVerified: {
     key: 'claims_verified',

@@ -26,12 +26,22 @@
  *   from a job id `<job id>/judge-<n>`), not from the agent being evaluated.
  * - **simulator**: the request comes from the user simulator (`ModelRequest.simulator`, from
  *   a job id `<job id>/simulator`, src/simulator/).
+ * - **tools listed** (`toolListed`): a tool is listed when the request offers it (`tools`;
+ *   a tool in a Responses namespace as `<namespace>__<name>`) or lists it as deferred — offered by
+ *   name, its schema loaded on demand: Claude Code's "The following deferred tools are now available
+ *   via ToolSearch. …:" list (one name a line, in a system message or reminder), and Codex's
+ *   "Deferred tool namespaces:" list (`- <namespace>[: description]` lines), where a namespace
+ *   counts for every tool in it. A canonical `mcp__<server>__<tool>` is looked up under the
+ *   engine's own address for it (`ModelProfile.mcpTool`, protocols/engines.ts `mcpToolAddress`).
  * - **cwd**: the first of `Primary working directory: …` (Claude Code), `<cwd>…</cwd>`
  *   (Codex), `Working directory: …` (OpenCode), `I'm currently working in the directory: …`
  *   (Gemini CLI, Qwen Code) in the context texts.
  */
-import type { EngineName, ModelRequest, NeutralMessage, NeutralPart } from './types.js';
+import type { EngineName, ModelRequest, NeutralMessage, NeutralPart, ToolSpec } from './types.js';
+import type { ModelToolAddress } from '../engine/definition.js';
+import { parseMcpToolCallName } from '../engine/mcp.js';
 import { DASH_ENTRY, parseSkillListing } from '../engine/skill-listing.js';
+import { mcpToolAddress } from './protocols/engines.js';
 
 export interface Conversation {
   engine: EngineName;
@@ -51,8 +61,18 @@ export interface Conversation {
   skillsListed: string[];
   /** Skills loaded since the current prompt, in load order. */
   skillsLoaded: string[];
-  /** Names of the tools offered. */
+  /** Names of the tools offered (`tools`); a tool in a namespace as `<namespace>__<name>` ({@link qualifiedToolName}). */
   toolsOffered: string[];
+  /** The offered tools that sit in a namespace: namespace → its function names (Codex's `{type: "namespace"}` tools). */
+  toolNamespaces: Record<string, string[]>;
+  /**
+   * Tool names the engine listed as deferred (offered by name, schema loaded on demand: Claude
+   * Code's ToolSearch list), in order, without duplicates. A `prefix*` entry stands for every
+   * tool whose name starts with `prefix` (Claude's shortened list, `mcp__srv__* (42)`).
+   */
+  toolsDeferred: string[];
+  /** Tool namespaces listed as deferred (Codex's `Deferred tool namespaces:`), in order; each stands for all its tools. */
+  namespacesDeferred: string[];
   /** Indices of messages that start an assistant reply after the current prompt. */
   replyStarts: number[];
   /** The latest tool result since the current prompt. */
@@ -109,7 +129,10 @@ export function viewConversation(req: ModelRequest, upTo = req.messages.length):
     promptIndex,
     skillsListed: parseSkillListing(context),
     skillsLoaded: skillsLoadedSince(messages, promptIndex + 1),
-    toolsOffered: req.tools.map((t) => t.name),
+    toolsOffered: req.tools.map(qualifiedToolName),
+    toolNamespaces: namespacesOf(req.tools),
+    toolsDeferred: deferredTools(context),
+    namespacesDeferred: deferredNamespaces(context),
     replyStarts,
     upTo: messages.length,
   };
@@ -193,6 +216,83 @@ function lastToolResultSince(messages: NeutralMessage[], from: number): Conversa
     }
   }
   return undefined;
+}
+
+// ───────────────────────────── tools listed ─────────────────────────────
+
+/** How a tool shows in `toolsOffered`: its name, or `<namespace>__<name>` for a tool in a namespace (Codex's MCP naming). */
+export function qualifiedToolName(t: Pick<ToolSpec, 'name' | 'namespace'>): string {
+  return t.namespace === undefined ? t.name : `${t.namespace}__${t.name}`;
+}
+
+function namespacesOf(tools: ToolSpec[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const t of tools) if (t.namespace !== undefined) (out[t.namespace] ??= []).push(t.name);
+  return out;
+}
+
+/**
+ * Claude Code 2.1.332's headings of a deferred-tool list (its bundle: "The following deferred tools
+ * are now available via ToolSearch. Their schemas are NOT loaded …:", and the "are available via"
+ * form of a resumed or shortened list); the names follow, one a line, up to a blank line.
+ */
+const DEFERRED_TOOLS_HEADING = /^The following deferred tools are (?:now )?available via \S+?\.[^\n]*:[^\S\n]*$/;
+/** One entry of that list: a tool name, or `prefix* (N)` for N tools of one server in a shortened list. */
+const DEFERRED_TOOL_ENTRY = /^([A-Za-z0-9_.:-]+\*?)(?: \(\d+\))?$/;
+
+/** Tool names in the context texts' deferred-tool lists (Claude Code), in order, without duplicates. */
+export function deferredTools(texts: string[]): string[] {
+  return listedAfter(texts, DEFERRED_TOOLS_HEADING, (line) => DEFERRED_TOOL_ENTRY.exec(line)?.[1]);
+}
+
+/** Codex 0.171.0's heading of its deferred namespaces (`<tools>` block of a developer message, engines/codex/samples). */
+const DEFERRED_NAMESPACES_HEADING = /^Deferred tool namespaces:[^\S\n]*$/;
+
+/** Namespaces in the context texts' `Deferred tool namespaces:` lists (Codex: `- <name>` or `- <name>: <description>`), in order, once each. */
+export function deferredNamespaces(texts: string[]): string[] {
+  return listedAfter(texts, DEFERRED_NAMESPACES_HEADING, (line) => /^- ([A-Za-z0-9_.-]+)(?::|$)/.exec(line)?.[1]);
+}
+
+/** The entries `entry` reads from the lines after each line matching `heading`, up to the first line it refuses. */
+function listedAfter(texts: string[], heading: RegExp, entry: (line: string) => string | undefined): string[] {
+  const out: string[] = [];
+  for (const text of texts) {
+    const lines = text.split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      if (!heading.test(lines[i]!.trim())) continue;
+      for (let k = i + 1; k < lines.length; k++) {
+        const name = entry(lines[k]!.trim());
+        if (name === undefined) break;
+        if (!out.includes(name)) out.push(name);
+      }
+    }
+  }
+  return out;
+}
+
+/** Whether `name` is among `names`, a `prefix*` entry counting for every name it starts. */
+function inListing(names: readonly string[], name: string): boolean {
+  return names.some((n) => (n.endsWith('*') ? name.startsWith(n.slice(0, -1)) : n === name));
+}
+
+/** Whether the request offers or lists as deferred the tool at `address` (see the module doc). */
+export function addressListed(conv: Conversation, address: ModelToolAddress): boolean {
+  if (address.namespace !== undefined) {
+    return (conv.toolNamespaces[address.namespace]?.includes(address.name) ?? false) || conv.namespacesDeferred.includes(address.namespace);
+  }
+  return conv.toolsOffered.includes(address.name) || inListing(conv.toolsDeferred, address.name);
+}
+
+/**
+ * Whether the request offers or lists as deferred tool `name`: a name as the engine sends it
+ * (`Bash`, `ToolSearch`, Codex's `mcp__tickets__get_ticket` for a namespaced tool), or a
+ * canonical `mcp__<server>__<tool>` under the engine's address for it (`mcpToolAddress`:
+ * `tickets_get_ticket` on OpenCode, function `get_ticket` in namespace `mcp__tickets` on Codex).
+ */
+export function toolListed(conv: Conversation, name: string): boolean {
+  if (conv.toolsOffered.includes(name) || inListing(conv.toolsDeferred, name)) return true;
+  const mcp = parseMcpToolCallName(name);
+  return mcp !== undefined && addressListed(conv, mcpToolAddress(conv.engine, mcp.server, mcp.tool));
 }
 
 // ───────────────────────────── cwd ─────────────────────────────

@@ -44,7 +44,8 @@ export interface ExchangeLogEntry {
   /** Headers (credentials replaced by `[redacted]`) and parsed JSON body; absent in memory. */
   request?: { headers: Record<string, string | string[] | undefined>; body: unknown };
   /** What the server understood of the request (model calls only). */
-  conversation?: Pick<Conversation, 'engine' | 'turn' | 'prompt' | 'cwd' | 'skillsListed' | 'skillsLoaded' | 'toolsOffered'> & {
+  conversation?: Pick<Conversation, 'engine' | 'turn' | 'prompt' | 'cwd' | 'skillsListed' | 'skillsLoaded' | 'toolsOffered'> &
+    Partial<Pick<Conversation, 'toolsDeferred' | 'namespacesDeferred'>> & {
     /** Assistant replies since the current prompt. */
     replies: number;
     /** Present (true) only for a grader run's request (`Conversation.judge`). */

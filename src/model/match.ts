@@ -10,7 +10,7 @@
  * rules take part in one turn: after `use_skill` from rule A, rule B must start at its step
  * 0, not at step 1.)
  */
-import { viewConversation, type Conversation } from './conversation.js';
+import { toolListed, viewConversation, type Conversation } from './conversation.js';
 import type { ModelRequest, ModelScript, Rule } from './types.js';
 
 /** True when every condition of `rule.when` holds for `conv`. */
@@ -34,6 +34,7 @@ export function ruleMatches(rule: Rule, conv: Conversation): boolean {
     const out = conv.lastToolResult?.output.toLowerCase();
     if (out === undefined || !w.toolResultContains.some((s) => out.includes(s.toLowerCase()))) return false;
   }
+  if (w.toolListed && !w.toolListed.some((name) => toolListed(conv, name))) return false;
   if (w.engine && !w.engine.includes(conv.engine)) return false;
   if (w.judge !== undefined && w.judge !== conv.judge) return false;
   if (w.simulator !== undefined && w.simulator !== conv.simulator) return false;

@@ -5,13 +5,19 @@
  * so the same request always gets the same answer (ids are hashes of the request).
  *
  * Steps of a reply: consecutive `say`s are gathered into the text of the next step; a step
- * ends at each tool action (`use_skill`, `write_file`, `run`, `read_file`, `tool`). So
+ * ends at each tool action (`use_skill`, `write_file`, `run`, `read_file`, `tool`, `mcp_tool`). So
  * `[say A, write_file, say B]` is two steps: "A" + Write tool call (stop `tool_use`), then
  * "B" (stop `end_turn`). Past the last step the answer is the reply's last `say` text, or
  * "Done." when it has none.
+ *
+ * `mcp_tool {server, tool, input}` calls the tool under the engine's own address for it
+ * (protocols/engines.ts `mcpToolAddress`: its definition's `model.mcpTool`, else
+ * `mcp__<server>__<tool>`), when the request offers it or lists it as deferred
+ * (conversation.ts `addressListed`); otherwise the answer is the "not offered" text.
  */
 import { createHash } from 'node:crypto';
-import { contextTexts, skillFilesOf, viewConversation, type Conversation } from './conversation.js';
+import { addressListed, contextTexts, qualifiedToolName, skillFilesOf, viewConversation, type Conversation } from './conversation.js';
+import { mcpToolAddress } from './protocols/engines.js';
 import { firstMatch, stepIndex } from './match.js';
 import { mapToolAction, type ToolTable } from './tools.js';
 import type { Action, ModelReply, ModelRequest, ModelScript, Plan, PlanTrace, ReplyBlock } from './types.js';
@@ -129,6 +135,14 @@ export function planResponse(script: ModelScript, req: ModelRequest, table: Tool
   const action = current.action ? fillTemplate(current.action, vars) : undefined;
   if (action?.kind === 'tool') {
     blocks.push({ type: 'tool_call', id: toolId(idSeed, 0), name: action.name, input: action.input });
+  } else if (action?.kind === 'mcp_tool') {
+    const address = mcpToolAddress(req.engine, action.server, action.tool);
+    if (addressListed(conv, address)) {
+      blocks.push({ type: 'tool_call', id: toolId(idSeed, 0), name: address.name, ...(address.namespace !== undefined ? { namespace: address.namespace } : {}), input: action.input });
+    } else {
+      trace.missingTool = qualifiedToolName(address);
+      blocks.push({ type: 'text', text: `[scripted-model] tool ${trace.missingTool} not offered by this engine` });
+    }
   } else if (action) {
     const mapped = mapToolAction(action, req.tools, table, { ...(vars.cwd ? { cwd: vars.cwd } : {}), skillFiles: skillFilesOf(contextTexts(req)) });
     if (mapped.ok) blocks.push({ type: 'tool_call', id: toolId(idSeed, 0), name: mapped.name, input: mapped.input });

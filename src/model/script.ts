@@ -1,7 +1,8 @@
 /**
  * Loads a scripted-model rule file (YAML) and validates it against
  * `schemas/model-script.schema.json` (JSON Schema 2020-12, ajv), then checks what a schema
- * cannot express (engine names, regexes, `{{placeholders}}`, `reply` xor `error`).
+ * cannot express (engine names, regexes, `{{placeholders}}`, `reply` xor `error`, `mcp_tool`
+ * names).
  *
  * Every problem becomes a `Diagnostic` positioned at the offending YAML node
  * (`file:line:col: field.path: message`); unknown keys and actions get a did-you-mean.
@@ -29,10 +30,11 @@ import { nearest } from '../util/did-you-mean.js';
 import { compileRegex, regexError } from '../util/regex.js';
 import { canonicalRuleEngine, engineSpellings, type Action, type ModelScript, type Rule, type RuleConditions } from './types.js';
 import { placeholderNames, TEMPLATE_VARIABLES } from './plan.js';
+import { parseMcpToolCallName } from '../engine/mcp.js';
 
 export { TEMPLATE_VARIABLES };
 
-const ACTION_KEYS = ['use_skill', 'write_file', 'run', 'read_file', 'say', 'tool'] as const;
+const ACTION_KEYS = ['use_skill', 'write_file', 'run', 'read_file', 'say', 'tool', 'mcp_tool'] as const;
 
 /**
  * Reads and validates a rule script.
@@ -89,7 +91,9 @@ export function fieldPath(path: Segment[]): string {
 /** Model-script wording of a schema problem: `unknown action "x"; did you mean "y"?`, `must be a list, got 3`. */
 function phraseScriptProblem(p: SchemaProblem): Phrasing | undefined {
   const e = p.error;
-  const isAction = e.schemaPath.startsWith(`${MODEL_SCRIPT_SCHEMA_ID}#/$defs/action/`) || e.schemaPath.startsWith('#/$defs/action/');
+  // The action mapping itself (`#/$defs/action/additionalProperties`), not a key inside one (`mcp_tool.args`).
+  const actionKeyword = /^(?:[^#]*)#\/\$defs\/action\/([^/]+)$/.exec(e.schemaPath);
+  const isAction = actionKeyword !== null && (e.schemaPath.startsWith(`${MODEL_SCRIPT_SCHEMA_ID}#`) || e.schemaPath.startsWith('#'));
   const here = (message: string): Phrasing => ({ message, at: 'value' });
   switch (e.keyword) {
     case 'additionalProperties': {
@@ -121,6 +125,11 @@ function phraseScriptProblem(p: SchemaProblem): Phrasing | undefined {
     case 'minimum':
     case 'maximum':
       return here(`${e.message ?? 'out of range'}, got ${describe(e.data)}`);
+    case 'pattern': {
+      const expected = (e.parentSchema as { 'x-expected'?: unknown } | undefined)?.['x-expected'];
+      if (typeof expected === 'string') return here(`must be ${expected}, got ${describe(e.data)}`);
+      break;
+    }
   }
   return here(e.message ?? `invalid (${e.keyword})`);
 }
@@ -207,9 +216,30 @@ function checkSemantics(root: Field): void {
       } else if (Array.isArray(value)) value.forEach((v, k) => checkTemplates(v, [...p, k]));
       else if (isObj(value)) for (const [k, v] of Object.entries(value)) checkTemplates(v, [...p, k]);
     };
-    if (Array.isArray(rule.reply)) checkTemplates(rule.reply, [...rp, 'reply']);
+    if (Array.isArray(rule.reply)) {
+      checkTemplates(rule.reply, [...rp, 'reply']);
+      rule.reply.forEach((a: unknown, k: number) => {
+        if (isObj(a) && isObj(a.mcp_tool)) checkMcpTool(a.mcp_tool, [...rp, 'reply', k, 'mcp_tool'], err);
+      });
+    }
     if (isObj(rule.error)) checkTemplates(rule.error.message, [...rp, 'error', 'message']);
   });
+}
+
+/**
+ * What the schema cannot say about an `mcp_tool`: a server name holds no `__` (the canonical
+ * `mcp__<server>__<tool>` could not be split back), and `tool` is the server's own tool name,
+ * not an engine's name for it (`mcp__tickets__get_ticket` where `get_ticket` is meant).
+ */
+function checkMcpTool(v: Record<string, unknown>, p: Segment[], err: (p: Segment[], msg: string) => void): void {
+  const server = typeof v.server === 'string' ? v.server : undefined;
+  const tool = typeof v.tool === 'string' ? v.tool : undefined;
+  if (server?.includes('__')) err([...p, 'server'], `an MCP server name has no \`__\` (tools are named \`mcp__<server>__<tool>\`), got "${server}"`);
+  // Only the canonical form is refused: a server's own tool may well start with its name (`slack_post_message`).
+  const canonical = tool === undefined ? undefined : parseMcpToolCallName(tool);
+  if (canonical) {
+    err([...p, 'tool'], `\`tool\` is the tool's own name on the server: write \`server: ${canonical.server}, tool: ${canonical.tool}\`, not the engine's name "${tool}"`);
+  }
 }
 
 // ───────────────────────────── conversion ─────────────────────────────
@@ -228,6 +258,7 @@ function toRules(raw: RawScript, root: Field): Rule[] {
     if (w.skill_loaded !== undefined) when.skillLoaded = w.skill_loaded as string | boolean;
     if (w.turn !== undefined) when.turn = list(w.turn as number | number[]);
     if (w.tool_result_contains !== undefined) when.toolResultContains = list(w.tool_result_contains as string | string[]);
+    if (w.tool_listed !== undefined) when.toolListed = list(w.tool_listed as string | string[]);
     // An alias (`claude-code`) names its engine: requests carry the canonical name.
     if (w.engine !== undefined) when.engine = list(w.engine as string | string[])!.map((n) => canonicalRuleEngine(n) ?? n);
     if (w.judge !== undefined) when.judge = w.judge as boolean;
@@ -261,6 +292,10 @@ function toAction(a: Record<string, unknown>): Action {
     case 'tool': {
       const v = value as { name: string; input?: Record<string, unknown> };
       return { kind: 'tool', name: v.name, input: v.input ?? {} };
+    }
+    case 'mcp_tool': {
+      const v = value as { server: string; tool: string; input?: Record<string, unknown> };
+      return { kind: 'mcp_tool', server: v.server, tool: v.tool, input: v.input ?? {} };
     }
   }
   throw new Error(`unreachable: action ${key}`);

@@ -192,6 +192,9 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
       skillsListed: conversation.skillsListed,
       skillsLoaded: conversation.skillsLoaded,
       toolsOffered: conversation.toolsOffered,
+      // What `tool_listed` also counts (deferred listings): only when there are any, to keep the log small.
+      ...(conversation.toolsDeferred.length ? { toolsDeferred: conversation.toolsDeferred } : {}),
+      ...(conversation.namespacesDeferred.length ? { namespacesDeferred: conversation.namespacesDeferred } : {}),
       replies: conversation.replyStarts.length,
       ...(conversation.judge ? { judge: true as const } : {}),
       ...(conversation.simulator ? { simulator: true as const } : {}),

@@ -34,13 +34,15 @@ export type MappedAction =
 
 /**
  * Finds the first candidate the engine offered (exact name first, then case-insensitive)
- * and builds its input.
+ * and builds its input. Tools in a namespace (an MCP server's, on Codex) never carry an
+ * abstract action: a server's `read_file` is not the engine's.
  */
 export function mapToolAction(action: ToolAction, tools: ToolSpec[], table: ToolTable, ctx: ActionContext): MappedAction {
   const candidates = table[action.kind];
+  const flat = tools.filter((t) => t.namespace === undefined);
   for (const exact of [true, false]) {
     for (const c of candidates) {
-      const tool = tools.find((t) => (exact ? t.name === c.name : t.name.toLowerCase() === c.name.toLowerCase()));
+      const tool = flat.find((t) => (exact ? t.name === c.name : t.name.toLowerCase() === c.name.toLowerCase()));
       if (tool) return { ok: true, name: tool.name, input: c.build(action, tool, ctx) };
     }
   }

@@ -54,11 +54,17 @@ export type Action =
   | { kind: 'read_file'; path: string }
   | { kind: 'say'; text: string }
   /** A tool call sent verbatim (strings in `input` are templated), offered by the engine or not. */
-  | { kind: 'tool'; name: string; input: Record<string, unknown> };
+  | { kind: 'tool'; name: string; input: Record<string, unknown> }
+  /**
+   * A call of tool `tool` of MCP server `server` under the engine's own name for it (its
+   * `ModelProfile.mcpTool`, else `mcp__<server>__<tool>`), with `input` as the arguments (strings
+   * templated); sent only when the request offers or lists that tool (conversation.ts `toolListed`).
+   */
+  | { kind: 'mcp_tool'; server: string; tool: string; input: Record<string, unknown> };
 
 export type ActionKind = Action['kind'];
-/** Actions that become a tool call (everything but `say`). */
-export type ToolActionKind = Exclude<ActionKind, 'say' | 'tool'>;
+/** Abstract actions a protocol's `ToolTable` maps onto the engine's tools (all but `say`, `tool`, `mcp_tool`). */
+export type ToolActionKind = Exclude<ActionKind, 'say' | 'tool' | 'mcp_tool'>;
 
 /** `when` of a rule; every condition given must hold. Absent = no constraint. */
 export interface RuleConditions {
@@ -74,6 +80,11 @@ export interface RuleConditions {
   turn?: number[];
   /** Any of these substrings (case-insensitive) occurs in the latest tool result since the current prompt. */
   toolResultContains?: string[];
+  /**
+   * Any of these tools is offered or listed as deferred (conversation.ts `toolListed`): a name as
+   * the engine sends it, or a canonical `mcp__<server>__<tool>` mapped through the engine's `mcpTool`.
+   */
+  toolListed?: string[];
   /** The engine (as inferred by the protocol module) is one of these. */
   engine?: EngineName[];
   /**
@@ -136,6 +147,8 @@ export interface NeutralMessage {
 /** A tool the engine offered, with its input JSON Schema when sent (may be partial). */
 export interface ToolSpec {
   name: string;
+  /** The tool namespace holding it (OpenAI Responses `{type: "namespace", name, tools}`); absent for a flat tool. */
+  namespace?: string;
   schema?: { properties?: Record<string, unknown>; required?: string[] | null; [k: string]: unknown };
 }
 
@@ -167,8 +180,12 @@ export interface ModelRequest {
 
 export type ReplyBlock =
   | { type: 'text'; text: string }
-  /** `id`: 24 hex digits derived from the request; protocols add their prefix (`toolu_`, `call_`). */
-  | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> };
+  /**
+   * `id`: 24 hex digits derived from the request; protocols add their prefix (`toolu_`, `call_`).
+   * `namespace`: the tool namespace the called function is in (OpenAI Responses, an `mcp_tool`
+   * on Codex); a protocol without namespaces sends `<namespace>__<name>` (protocol.ts `flatToolName`).
+   */
+  | { type: 'tool_call'; id: string; name: string; namespace?: string; input: Record<string, unknown> };
 
 /** One model message to send back. */
 export interface ModelReply {

@@ -8,7 +8,8 @@
  * case pass rate with its 95 % interval clustered by case, the arm's errors next to it, cases,
  * graded trials, skips, mean duration, mean tokens, cost), per engine the uplift (points with
  * its clustered interval, the three-state verdict and its reason, p, wins/ties/losses, per-arm
- * rates over the compared cases, errors per arm, dropped cases), the with_skill cases that
+ * rates over the compared cases, errors per arm, dropped cases), the MCP servers offered per arm
+ * when any job had some (flagged when the two arms of a case differ), the with_skill cases that
  * failed (first failed assertion and its evidence, truncated), the errors with their reasons,
  * then the baseline's failures folded in a `<details>` block.
  *
@@ -21,6 +22,7 @@ import { CLUSTERED_CI, gateCells, gateLabel, passRateNote, rateWithCI, upliftTex
 import { triggerMarkdown } from './triggers.js';
 import { behaviourMarkdown } from './behaviour.js';
 import { judgeCostText } from './judge-spend.js';
+import { mcpOffers } from './mcp-servers.js';
 import type { JobJson, ResultDoc, ResultGate } from './result-json.js';
 import { armCost, costByArm, costTotal, formatCost, type ArmCost } from '../cost/totals.js';
 
@@ -135,6 +137,7 @@ export function buildSummaryMarkdown(doc: ResultDoc, opts: SummaryOptions = {}):
   head.push(...gatesTable(gates, engineName));
   head.push(...variantsTable(doc.summary.variants, engineName, costByArm(doc.jobs)));
   for (const u of doc.summary.uplift) head.push(...upliftLines(u, doc.summary.uplift.length, engineName));
+  head.push(...mcpMarkdown(doc.jobs, engineName));
   head.push(...triggerMarkdown(doc.triggers, engineName));
   head.push(...behaviourMarkdown(doc.jobs, engineName));
 
@@ -190,6 +193,36 @@ function variantsTable(variants: ResultDoc['summary']['variants'], engineName: (
     );
   }
   out.push('', `_${mdText(passRateNote(), 1000)} Cases: graded / with trials._`, '');
+  return out;
+}
+
+/** Rows of the summary's MCP table, at most. */
+const MAX_MCP_ROWS = 20;
+/** Cases whose arms differ named in the summary's MCP warning, at most. */
+const MAX_MCP_DIFFERENCES = 10;
+
+/**
+ * summary.md's section `MCP servers offered`: a table of the servers per arm, and a warning
+ * naming the cases whose arms were offered different servers. No lines when no job had servers.
+ */
+function mcpMarkdown(jobs: readonly JobJson[], engineName: (e: string) => string): string[] {
+  const m = mcpOffers(jobs);
+  if (!m) return [];
+  const out = ['### MCP servers offered', ''];
+  out.push(m.baseline ? '| Cases | with_skill | without_skill |' : '| Cases | with_skill |', m.baseline ? '|---|---|---|' : '|---|---|');
+  for (const r of m.rows.slice(0, MAX_MCP_ROWS)) {
+    out.push(`| ${r.differs ? '⚠️ ' : ''}${mdText(r.cases, 400)} | ${mdText(r.withSkill, 400)} |${m.baseline ? ` ${mdText(r.withoutSkill, 400)} |` : ''}`);
+  }
+  if (m.rows.length > MAX_MCP_ROWS) out.push('', `_… ${m.rows.length - MAX_MCP_ROWS} more row(s) not shown (see result.json \`jobs[].mcp_servers\`)._`);
+  out.push('');
+  if (m.differences.length) {
+    const named = m.differences.slice(0, MAX_MCP_DIFFERENCES).map((d) => `**${mdText(d.caseId, 120)}** (${mdText(engineName(d.engine), 60)}): ${mdText(d.text, 400)}`);
+    const more = m.differences.length > MAX_MCP_DIFFERENCES ? `; … and ${m.differences.length - MAX_MCP_DIFFERENCES} more` : '';
+    out.push(
+      `> ⚠️ **The arms were offered different MCP servers** in ${m.differences.length} case(s): ${named.join('; ')}${more}. Both variants of a case should be offered the same servers; in these cases the difference between the arms is not only the skill.`,
+      '',
+    );
+  }
   return out;
 }
 

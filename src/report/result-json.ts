@@ -8,7 +8,7 @@ import type { SkillActivation, TokenUsage, TurnSource, Variant } from '../engine
 import type { Assertion, Status } from '../judge/types.js';
 import type { ShardRecord } from '../plan/shard.js';
 import type { MergeRecord } from '../merge/types.js';
-import type { JobResult, TurnResult } from '../run/types.js';
+import type { JobResult, McpServerOffered, TurnResult } from '../run/types.js';
 import type { JudgeSpend } from '../judge/types.js';
 import { addSpend } from '../judge/agent/verdict.js';
 import type { RunStats, TrialResult } from '../stats/index.js';
@@ -135,6 +135,8 @@ export interface JobJson {
   final_message_truncated?: true;
   skills_installed: string[];
   skills_offered?: string[];
+  /** The MCP servers offered to the agent (JobResult.mcpServers): name, mode, transport, in configuration order; absent when none. */
+  mcp_servers?: McpServerOffered[];
   skill_activations: SkillActivation[];
   assertions: Assertion[];
   turns: TurnJson[];
@@ -304,6 +306,7 @@ export function jobJson(r: JobResult): JobJson {
     ...(r.finalMessageFile ? { final_message_file: r.finalMessageFile, final_message_bytes: r.finalMessageBytes ?? 0, final_message_truncated: true as const } : {}),
     skills_installed: r.skillsInstalled,
     ...(r.skillsOffered ? { skills_offered: r.skillsOffered } : {}),
+    ...(r.mcpServers?.length ? { mcp_servers: r.mcpServers.map((s) => ({ name: s.name, mode: s.mode, transport: s.transport })) } : {}),
     skill_activations: r.skillActivations,
     assertions: r.assertions,
     turns: r.turns.map(turnJson),
@@ -370,6 +373,7 @@ export function jobResultOf(j: JobJson): JobResult {
     ),
     skillsInstalled: j.skills_installed,
     ...(j.skills_offered ? { skillsOffered: j.skills_offered } : {}),
+    ...(j.mcp_servers?.length ? { mcpServers: j.mcp_servers.map((s) => ({ name: s.name, mode: s.mode, transport: s.transport })) } : {}),
     skillActivations: j.skill_activations,
     assertions: j.assertions,
     outputDir: j.output_dir,

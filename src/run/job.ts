@@ -26,6 +26,8 @@ import { droppedToolCalls, MAX_TOOL_CALLS_PER_TURN, MAX_TOOL_IO_CHARS_PER_TURN, 
 import { makeJobFolder, removePlantedLinks } from '../util/contain.js';
 import { priceResult } from '../cost/estimate.js';
 import { suiteEnvOf } from '../engine/env.js';
+import { mcpDir, mcpLaunches } from './mcp.js';
+import { parseMcpToolCallName } from '../engine/mcp.js';
 import { redactTextFileInPlace, redactUntracked, writeJson, writeText } from '../util/out.js';
 import { userSimulatorFor, type SimulatedExchange, type UserSimulator } from '../simulator/index.js';
 
@@ -189,6 +191,12 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
       modelBaseUrl: env.modelBaseUrl,
       runtime: env.docker ? 'docker' : 'local',
     };
+    if (c.mcpServers?.length) {
+      // The same servers for both variants: only the skill differs between the arms.
+      result.mcpServers = c.mcpServers.map((s) => ({ name: s.name, mode: s.mode, transport: s.transport }));
+      if (!adapter.supportsMcp) throw new Error(`engine \`${job.engine}\` cannot offer MCP servers to its agent (${c.mcpServers.map((s) => `\`${s.name}\``).join(', ')}); run this case on claude_code, codex, opencode, gemini_cli or qwen_code`);
+      ctx.mcpServers = await mcpLaunches(c.mcpServers, { workspace: ws.dir, jobDir: outputDir }, env.baseEnv);
+    }
     const prepared = await adapter.prepare(ctx);
     if (env.docker) {
       // The container, after the adapter has made the engine's home and found its executable.
@@ -227,6 +235,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     clearTimeout(deadlineTimer);
     // Before skill-up's own writes into the job folder: no link an agent planted there is followed.
     await unplant(outputDir, result, 'after the last turn');
+    if (c.mcpServers?.length) markMcpCalls(transcript, c.mcpServers.map((s) => s.name));
     // Compact: read by the report and regrade, not by hand (the same data as indented).
     await writeJson(join(outputDir, 'transcript.json'), transcript, { indent: 0 });
     const changes = diffSnapshots(before, await snapshotWorkspace(ws.dir));
@@ -311,6 +320,8 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     // into outputs/ by itself such as codex's -o file) is redacted in place now, never before.
     await redactFinalTexts(outputDir, result, kept).catch(() => undefined);
     await redactUntracked(join(outputDir, 'outputs')).catch(() => undefined);
+    // The mocks' call logs hold what the agent sent and got: redacted like the engine's output.
+    if (c.mcpServers?.some((s) => s.mode === 'mocked')) await redactUntracked(mcpDir(outputDir)).catch(() => undefined);
     // What setup steps left in the background ends with the job (the workspace may be kept).
     ws?.stopBackground();
     // Removal is off the job's critical path and after its result is journaled (JobEnv.removals).
@@ -341,6 +352,16 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     /* JobEvents must not throw; one that does cannot change the job's result */
   }
   return result;
+}
+
+/** Sets `mcp: {server, tool}` on each call of a tool of `servers` (named `mcp__<server>__<tool>` by every engine's parser). */
+function markMcpCalls(transcript: Transcript, servers: string[]): void {
+  for (const t of transcript.turns) {
+    for (const call of t.toolCalls) {
+      const named = parseMcpToolCallName(call.name);
+      if (named && servers.includes(named.server)) call.mcp = named;
+    }
+  }
 }
 
 /**

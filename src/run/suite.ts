@@ -34,6 +34,7 @@ import { finishIteration, jobHooks, type RunExtras } from './extras.js';
 import type { ResolvedSkill } from './job.js';
 import { graderEngines } from './grader-engines.js';
 import { preflightGraderEngines } from './grader.js';
+import { requiredEnvProblems } from './mcp.js';
 import { openJournal, resumeOptions, type RunLog } from './log.js';
 import { loadScripts, startScriptedModel } from './model.js';
 import { createProgress } from './progress.js';
@@ -91,6 +92,8 @@ export async function prepareRun(suite: Suite, engines: EngineConfig[], outputRo
       adapters.set(e.name, unavailableAdapter(e.name, err.message));
     }
   }
+  // A server's missing `required_env`, once before any job: each job offering it is then an error naming it (src/run/mcp.ts).
+  for (const problem of new Set(suite.cases.flatMap((c) => requiredEnvProblems(c.mcpServers ?? [])))) notice(`error: ${problem}`);
   // The agent_judges' own engines, before any agent runs: a bad pin is exit 2, an engine that cannot run exit 3 (GraderEngineUnavailable).
   await preflightGraderEngines(suite);
   // The daemon, the image and its Node, before any job: a run that cannot have its containers

@@ -61,6 +61,13 @@ export interface TurnResult {
   sessionId?: string;
 }
 
+/** One MCP server a job offered its agent (JobResult.mcpServers): never its command, env, url or headers. */
+export interface McpServerOffered {
+  name: string;
+  mode: 'real' | 'mocked';
+  transport: 'stdio' | 'http';
+}
+
 /** One finished job (case × engine × variant × trial). */
 export interface JobResult {
   id: string;
@@ -99,6 +106,11 @@ export interface JobResult {
   skillsInstalled: string[];
   /** Union of the skills the engine offered the model over all turns, when observable. */
   skillsOffered?: string[];
+  /**
+   * The MCP servers offered to the agent (eval.yaml's and the case's `mcp.servers`, src/config/mcp.ts):
+   * name, mode and transport, in configuration order; the same for both variants of a case. Absent when none.
+   */
+  mcpServers?: McpServerOffered[];
   skillActivations: SkillActivation[];
   assertions: Assertion[];
   /** Job folder relative to the iteration folder, e.g. `hello/with_skill/run-1`. */

@@ -253,13 +253,12 @@ describe('defaults and precedence', () => {
   it('tag and tags merge; alibaba fields skill-up ignores become warnings', async () => {
     const { suite, warnings } = await loadOk(
       suiteWith(
-        'mcp: {servers: [{name: fs, mode: mocked}]}\nuser_simulator: {model: x}\nenvironment: {network_policy: deny_all}\ncases: {files: [evals/cases/a.yaml]}\n',
+        'mcp: {servers: [{name: fs, mode: mocked, builtin: filesystem}]}\nuser_simulator: {model: x}\nenvironment: {network_policy: deny_all}\ncases: {files: [evals/cases/a.yaml]}\n',
         'tag: trigger_test\ntags: [smoke, trigger_test]\ninput:\n  turns:\n    - content: "hello"\n',
       ),
     );
     expect(suite.cases[0]!.tags).toEqual(['trigger_test', 'smoke']);
     expect(warnings.map((w) => [path.basename(w.file), w.line, w.message])).toEqual([
-      ['eval.yaml', 2, '`mcp` is not supported yet; ignored'],
       ['eval.yaml', 4, '`environment.network_policy` is only used with `type: docker`; ignored'],
     ]);
   });
@@ -368,13 +367,15 @@ judge: {type: rule_based}
     ]);
   });
 
-  it('mcp servers on a case are accepted with a warning', async () => {
+  it('mcp servers on a case load from an alibaba config_ref file, without a warning', async () => {
     const dir = writeSkill({
       'evals/eval.yaml': MINIMAL_EVAL,
       'evals/cases/a.yaml': `${MINIMAL_CASE}mcp:\n  servers:\n    - {name: project, mode: mocked, config_ref: evals/fixtures/mcp/x.yaml}\n`,
+      'evals/fixtures/mcp/x.yaml': 'tool_responses:\n  list_issues:\n    default: "[]"\n',
     });
-    const { warnings } = await loadOk(dir);
-    expect(warnings.map((w) => [w.line, w.message])).toEqual([[3, '`mcp` is not supported yet; ignored']]);
+    const { suite, warnings } = await loadOk(dir);
+    expect(warnings).toEqual([]);
+    expect(suite.cases[0]!.mcpServers!.map((s) => [s.name, s.mode])).toEqual([['project', 'mocked']]);
   });
 });
 

@@ -8,7 +8,7 @@ import {
   ToolCallLog,
   addUsage,
   anthropicUsage,
-  cutText,
+  truncateToolOutput,
   firstString,
   parseJsonLine,
   parseLines,
@@ -92,9 +92,9 @@ describe('tool calls', () => {
     settleToolResults(log, { type: 'user' }, String, 100); // no message: nothing
   });
 
-  it('cutText keeps short text and names what it cut', () => {
-    expect(cutText('abc', 3)).toBe('abc');
-    expect(cutText('abcdef', 4)).toBe('abcd\n… [truncated 2 characters]');
+  it('truncateToolOutput keeps short text and names what it cut', () => {
+    expect(truncateToolOutput('abc', 3)).toBe('abc');
+    expect(truncateToolOutput('abcdef', 4)).toBe('abcd\n… [truncated 2 characters]');
   });
 });
 

@@ -9,6 +9,9 @@ import { schemaPath } from '../../src/config/schema.js';
 import type { Rule } from '../../src/config/types.js';
 import { loadOk, MINIMAL_EVAL, writeSkill } from '../config/helpers.js';
 import { evaluateRule, RULE_KINDS } from '../../src/judge/rules.js';
+
+/** MINIMAL_EVAL offering the MCP servers the rules below name (a rule naming a server the case does not offer is a config error). */
+const MCP_EVAL = `${MINIMAL_EVAL}mcp:\n  servers:\n    - {name: tickets, mode: mocked, builtin: filesystem}\n    - {name: my-fs_2, mode: mocked, builtin: filesystem}\n`;
 import { makeInput, tempDir, turn } from './helpers.js';
 
 const caseSchema = JSON.parse(readFileSync(schemaPath('case.schema.json'), 'utf8')) as { $defs: { rule: { properties: Record<string, unknown> } } };
@@ -47,6 +50,8 @@ judge:
     - turn_response_not_contains: { turn: 2, not_contains: ["error"] }
     - tool_called_in_turn: { turn: 1, name: Write }
     - tool_not_called_in_turn: { turn: 2, name: Write }
+    - mcp_tool_called: { server: tickets, tool: create_ticket, args: { priority: high } }
+    - mcp_tool_not_called: { server: tickets, tool: delete_ticket }
     - claims_verified: { kinds: [file_created] }
     - no_tool_loop: { max_repeats: 3 }
     - no_silent_failure: true
@@ -54,7 +59,7 @@ judge:
 
 describe('rule kinds end to end: YAML → config → judge, through the table', () => {
   it('config reads every kind of the table into its own Rule field', async () => {
-    const dir = writeSkill({ 'evals/eval.yaml': MINIMAL_EVAL, 'evals/cases/every.yaml': EVERY_KIND });
+    const dir = writeSkill({ 'evals/eval.yaml': MCP_EVAL, 'evals/cases/every.yaml': EVERY_KIND });
     const { suite } = await loadOk(dir);
     const judge = suite.cases[0]!.judges[0]!;
     expect(judge.type).toBe('rule_based');
@@ -65,15 +70,16 @@ describe('rule kinds end to end: YAML → config → judge, through the table', 
   });
 
   it('the judge evaluates every kind it read', async () => {
-    const dir = writeSkill({ 'evals/eval.yaml': MINIMAL_EVAL, 'evals/cases/every.yaml': EVERY_KIND });
+    const dir = writeSkill({ 'evals/eval.yaml': MCP_EVAL, 'evals/cases/every.yaml': EVERY_KIND });
     const rules = ((await loadOk(dir)).suite.cases[0]!.judges[0] as { success: Rule[] }).success;
     const ws = tempDir({ 'out.txt': 'x' });
     try {
       const write = { id: 'w', name: 'Write', input: { file_path: 'out.txt' } };
+      const ticket = { id: 'm', name: 'mcp__tickets__create_ticket', input: { title: 'x', priority: 'high' } };
       const input = makeInput({
         workspace: ws.dir,
         finalMessage: 'done',
-        turns: [turn(1, 'one', [write], { skillActivations: [{ skill: 'demo-skill', via: 'tool' }] }), turn(2, 'done')],
+        turns: [turn(1, 'one', [write, ticket], { skillActivations: [{ skill: 'demo-skill', via: 'tool' }] }), turn(2, 'done')],
       });
       const results = await Promise.all(rules.map((r) => evaluateRule(r, input)));
       expect(results.filter((r) => !r.holds).map((r) => `${r.text}: ${r.evidence}`)).toEqual([]);
@@ -87,6 +93,7 @@ describe('rule kinds end to end: YAML → config → judge, through the table', 
         'tool_not_called: Bash',
         'skill_not_invoked: other-skill',
         'tool_not_called_in_turn {turn: 2, name: Write}',
+        'mcp_tool_not_called {server: tickets, tool: delete_ticket}',
         'claims_verified {kinds: ["file_created"]}',
         'no_tool_loop {max_repeats: 3}',
         'no_silent_failure',
@@ -100,7 +107,7 @@ describe('rule kinds end to end: YAML → config → judge, through the table', 
 
 it('a turn rule naming a turn the case does not have is a config error at its `turn`', async () => {
   const dir = writeSkill({
-    'evals/eval.yaml': MINIMAL_EVAL,
+    'evals/eval.yaml': MCP_EVAL,
     'evals/cases/bad.yaml': 'input:\n  prompt: hi\njudge:\n  type: rule_based\n  success:\n    - tool_called_in_turn: { turn: 3, name: Write }\n',
   });
   const { loadErrors } = await import('../config/helpers.js');
@@ -144,6 +151,11 @@ describe('a rule that checks nothing is a config error (it would hold for every 
     ],
     tool_called_in_turn: [['{turn: 1, name: ""}', 'tool_called_in_turn.name', 'expected a non-empty string, got a string `""`']],
     tool_not_called_in_turn: [['{turn: 1, name: ""}', 'tool_not_called_in_turn.name', 'expected a non-empty string, got a string `""`']],
+    mcp_tool_called: [
+      ['{server: ""}', 'mcp_tool_called.server', 'expected an MCP server name (1–64 letters, digits, `_` or `-`), got a string `""`'],
+      ['{server: tickets, tool: ""}', 'mcp_tool_called.tool', 'expected a non-empty string, got a string `""`'],
+    ],
+    mcp_tool_not_called: [['{server: tickets, tool: ""}', 'mcp_tool_not_called.tool', 'expected a non-empty string, got a string `""`']],
     claims_verified: [
       ['false', 'claims_verified', '`claims_verified: false` checks nothing: remove the rule, or write `claims_verified: true`'],
       ['{kinds: []}', 'claims_verified.kinds', '`kinds` needs at least one claim kind (file_created, file_changed, file_deleted, tests_pass), or leave it out for all'],
@@ -159,7 +171,7 @@ describe('a rule that checks nothing is a config error (it would hold for every 
   const cases = Object.entries(NOTHING).flatMap(([key, values]) => values.map(([value, path, message]) => ({ rule: `${key}: ${value}`, path, message })));
   it.for(cases)('`$rule`: one error at its place, saying what is expected', async ({ rule, path, message }) => {
     const dir = writeSkill({
-      'evals/eval.yaml': MINIMAL_EVAL,
+      'evals/eval.yaml': MCP_EVAL,
       'evals/cases/a.yaml': `input:\n  prompt: hi\njudge:\n  type: rule_based\n  failure:\n    - ${rule}\n`,
     });
     const { loadErrors } = await import('../config/helpers.js');
@@ -169,7 +181,7 @@ describe('a rule that checks nothing is a config error (it would hold for every 
 
   it('one non-empty string is enough, next to no other list', async () => {
     const dir = writeSkill({
-      'evals/eval.yaml': MINIMAL_EVAL,
+      'evals/eval.yaml': MCP_EVAL,
       'evals/cases/a.yaml': 'input:\n  prompt: hi\njudge:\n  type: rule_based\n  failure:\n    - output_contains: {not: ["x"]}\n    - output_matches: {any: ["^a"]}\n    - turn_response_contains: {turn: 1, contains_any: [y]}\n    - files_exist: [a.txt]\n',
     });
     const rules = ((await loadOk(dir)).suite.cases[0]!.judges[0] as { failure: Rule[] }).failure;

@@ -83,7 +83,7 @@ describe('parseModelScript diagnostics', () => {
     const errs = errorsOf('rules:\n  - when: { skill_listd: x }\n    reply:\n      - { frobnicate: 1 }\n');
     expect(errs).toEqual([
       'model.yaml:2:13: rules[0].when.skill_listd: unknown key "skill_listd"; did you mean "skill_listed"?',
-      'model.yaml:4:11: rules[0].reply[0].frobnicate: unknown action "frobnicate" (expected one of: use_skill, write_file, run, read_file, say, tool)',
+      'model.yaml:4:11: rules[0].reply[0].frobnicate: unknown action "frobnicate" (expected one of: use_skill, write_file, run, read_file, say, tool, mcp_tool)',
     ]);
   });
 

@@ -69,6 +69,7 @@ function fullJob(over: Partial<JobResult> = {}): JobResult {
     finalMessageFile: 'outputs/final-1.txt',
     finalMessageBytes: 100_000,
     skillsOffered: ['s'],
+    mcpServers: [{ name: 'tickets', mode: 'mocked', transport: 'stdio' }, { name: 'api', mode: 'real', transport: 'http' }],
     workspace: '/tmp/ws',
     artifacts: ['out.txt'],
     changes: { added: 1, modified: 0, deleted: 0, truncated: true },

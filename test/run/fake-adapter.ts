@@ -12,12 +12,13 @@ export interface FakeCall {
 }
 
 /** Creates the adapter; `reply` answers each turn (a partial TranscriptTurn, or a thrown error). */
-export function fakeAdapter(reply: (req: TurnRequest, ctx: EngineContext, call: number) => Partial<TranscriptTurn> | Promise<Partial<TranscriptTurn>>, opts: { supportsResume?: boolean } = {}): EngineAdapter & { calls: FakeCall[] } {
+export function fakeAdapter(reply: (req: TurnRequest, ctx: EngineContext, call: number) => Partial<TranscriptTurn> | Promise<Partial<TranscriptTurn>>, opts: { supportsResume?: boolean; supportsMcp?: boolean } = {}): EngineAdapter & { calls: FakeCall[] } {
   const calls: FakeCall[] = [];
   return {
     name: 'custom',
     skillDirs: ['.agents/skills'],
     supportsResume: opts.supportsResume ?? true,
+    ...(opts.supportsMcp ? { supportsMcp: true } : {}),
     calls,
     async prepare() {
       return undefined;

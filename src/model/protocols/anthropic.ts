@@ -23,7 +23,7 @@
 import type { ModelReply, ModelRequest, NeutralMessage, NeutralPart, ToolSpec } from '../types.js';
 import { estimateTokens } from '../plan.js';
 import { readInput, shellInput, skillInput, writeInput, type ToolTable } from '../tools.js';
-import { jsonResponse, ProtocolError, sseEvent, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
+import { flatToolName, jsonResponse, ProtocolError, sseEvent, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
 import { engineOfRequest } from './engines.js';
 
 /** Claude Code's tools first; common names of other agents after (custom agents on this API). */
@@ -150,7 +150,7 @@ export function parseAnthropicRequest(body: unknown, ctx: WireContext): ModelReq
 type AnthropicBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
 function wireBlocks(reply: ModelReply): AnthropicBlock[] {
-  return reply.blocks.map((b) => (b.type === 'text' ? { type: 'text', text: b.text } : { type: 'tool_use', id: `toolu_${b.id}`, name: b.name, input: b.input }));
+  return reply.blocks.map((b) => (b.type === 'text' ? { type: 'text', text: b.text } : { type: 'tool_use', id: `toolu_${b.id}`, name: flatToolName(b), input: b.input }));
 }
 
 function usage(reply: ModelReply, outputTokens: number) {

@@ -5,7 +5,8 @@
  * every protocol. No engine name is written here; a new engine's definition is all the server
  * needs.
  */
-import type { ModelProfile, ModelProtocolId } from '../../engine/definition.js';
+import type { ModelProfile, ModelProtocolId, ModelToolAddress } from '../../engine/definition.js';
+import { mcpToolCallName } from '../../engine/mcp.js';
 import { CUSTOM_ENGINE, engineDefinitions } from '../../../engines/index.js';
 import type { NeutralMessage } from '../types.js';
 import type { WireContext } from './protocol.js';
@@ -82,4 +83,12 @@ export function userAgentOf(headers: WireContext['headers']): string {
 /** The model profile of engine `name`, or undefined (`custom`, unknown). */
 export function profileOf(name: string): ModelProfile | undefined {
   return engineDefinitions().find((d) => d.name === name)?.model;
+}
+
+/**
+ * How engine `engine` offers tool `tool` of MCP server `server` to the model: its definition's
+ * `model.mcpTool`, else (`custom`, an engine without one) the canonical `mcp__<server>__<tool>`.
+ */
+export function mcpToolAddress(engine: string, server: string, tool: string): ModelToolAddress {
+  return profileOf(engine)?.mcpTool?.(server, tool) ?? { name: mcpToolCallName(server, tool) };
 }

@@ -51,7 +51,7 @@
 import type { EngineName, ModelReply, ModelRequest, NeutralMessage, NeutralPart, ToolSpec } from '../types.js';
 import { estimateTokens } from '../plan.js';
 import { readInput, shellInput, skillInput, writeInput, type ToolTable } from '../tools.js';
-import { jsonResponse, ProtocolError, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
+import { flatToolName, jsonResponse, ProtocolError, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
 import { engineOfRequest } from './engines.js';
 
 /**
@@ -315,7 +315,7 @@ export function jsonFromSchema(schema: unknown, depth = 0): unknown {
 function wireParts(reply: ModelReply): Json[] {
   const { schema } = splitModel(reply.model);
   if (schema !== undefined) return [{ text: JSON.stringify(jsonFromSchema(schema)) }];
-  return reply.blocks.map((b) => (b.type === 'text' ? { text: b.text } : { functionCall: { name: b.name, args: b.input } }));
+  return reply.blocks.map((b) => (b.type === 'text' ? { text: b.text } : { functionCall: { name: flatToolName(b), args: b.input } }));
 }
 
 function usageMetadata(reply: ModelReply): Json {

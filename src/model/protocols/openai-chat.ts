@@ -59,7 +59,7 @@ import type { EngineName, ModelReply, ModelRequest, NeutralMessage, NeutralPart,
 import { readInput, shellInput, skillInput, writeInput, type ToolTable } from '../tools.js';
 import { anthropicProtocol } from './anthropic.js';
 import { profileOf, recogniseEngine, userAgentOf } from './engines.js';
-import { jsonResponse, ProtocolError, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
+import { flatToolName, jsonResponse, ProtocolError, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
 
 /**
  * How abstract actions become Chat Completions tools, in preference order. OpenCode offers
@@ -262,7 +262,7 @@ function replyParts(reply: ModelReply): { text: string | null; toolCalls: WireTo
   const texts = reply.blocks.filter((b): b is Extract<typeof b, { type: 'text' }> => b.type === 'text').map((b) => b.text);
   const toolCalls: WireToolCall[] = reply.blocks
     .filter((b): b is Extract<typeof b, { type: 'tool_call' }> => b.type === 'tool_call')
-    .map((b) => ({ id: `call_${b.id}`, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input) } }));
+    .map((b) => ({ id: `call_${b.id}`, type: 'function', function: { name: flatToolName(b), arguments: JSON.stringify(b.input) } }));
   const text = texts.join('\n\n');
   return { text: text === '' && toolCalls.length > 0 ? null : text, toolCalls };
 }

@@ -35,7 +35,13 @@
  *
  * Tools (`tools[]`): `function` tools keep their `parameters` as schema; `custom` (freeform)
  * tools such as `apply_patch` get the schema `{type: "string"}` so builders know to send
- * text; tools without a name (`web_search`, `tool_search`) are left out.
+ * text; a `namespace` tool (`{type: "namespace", name: "mcp__tickets", tools: [function…]}`, an
+ * MCP server with a model codex has no metadata for) gives one tool per function, with its
+ * `namespace`; tools without a name (`web_search`, `tool_search`) are left out. A `function_call`
+ * with a `namespace` in the history is named `<namespace>__<name>`.
+ * A reply's call of a tool in a namespace (an `mcp_tool` action) goes out as
+ * `function_call {namespace, name}`, streamed or not: codex refuses the flat
+ * `mcp__<server>__<tool>` (engines/codex/mcp.ts `modelToolAddress`).
  *
  * Streaming response (codex always sends `stream: true`): SSE events, each with an `event:`
  * line and a `sequence_number`: `response.created` → `response.in_progress` → per output
@@ -61,6 +67,7 @@ import { absolutePath, pickKey, schemaKeys, type ActionContext, type ToolAction,
 import type { ModelReply, ModelRequest, NeutralMessage, NeutralPart, ReplyBlock, ToolSpec } from '../types.js';
 import { jsonResponse, ProtocolError, sseEvent, SSE_HEADERS, type ProtocolModule, type Rendered, type WireContext } from './protocol.js';
 import { engineOfRequest } from './engines.js';
+import { qualifiedToolName } from '../conversation.js';
 
 type Json = Record<string, unknown>;
 
@@ -273,9 +280,13 @@ export function parseResponsesRequest(body: unknown, ctx: WireContext): ModelReq
         }
         break;
       }
-      case 'function_call':
-        push('assistant', { type: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? ''), input: parseArguments(item.arguments) });
+      case 'function_call': {
+        // A call in a namespace (an MCP tool: `{namespace: "mcp__tickets", name: "get_ticket"}`) is named as `toolsOffered` names it.
+        const name = String(item.name ?? '');
+        const qualified = typeof item.namespace === 'string' && item.namespace ? qualifiedToolName({ name, namespace: item.namespace }) : name;
+        push('assistant', { type: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: qualified, input: parseArguments(item.arguments) });
         break;
+      }
       case 'custom_tool_call':
         push('assistant', { type: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? ''), input: { input: typeof item.input === 'string' ? item.input : '' } });
         break;
@@ -296,6 +307,15 @@ export function parseResponsesRequest(body: unknown, ctx: WireContext): ModelReq
   const tools: ToolSpec[] = [];
   for (const t of Array.isArray(body.tools) ? body.tools : []) {
     if (!isObj(t)) continue;
+    if (t.type === 'namespace') {
+      // `{type: "namespace", name: "mcp__tickets", tools: [{type: "function", name, parameters}]}`: one tool per function.
+      if (typeof t.name !== 'string' || !t.name || !Array.isArray(t.tools)) continue;
+      for (const f of t.tools) {
+        if (!isObj(f) || typeof f.name !== 'string' || !f.name) continue;
+        tools.push(isObj(f.parameters) ? { name: f.name, namespace: t.name, schema: f.parameters } : { name: f.name, namespace: t.name });
+      }
+      continue;
+    }
     const fn = isObj(t.function) ? t.function : t; // tolerate the Chat Completions nesting
     if (typeof fn.name !== 'string' || !fn.name) continue;
     if (t.type === 'custom') tools.push({ name: fn.name, schema: { type: 'string', description: 'freeform input (custom tool)' } });
@@ -321,12 +341,13 @@ export function parseResponsesRequest(body: unknown, ctx: WireContext): ModelReq
 /** One output item of a Responses reply, as codex reads it. */
 export type ResponsesOutputItem =
   | { type: 'message'; id: string; status: 'completed'; role: 'assistant'; content: { type: 'output_text'; text: string; annotations: [] }[] }
-  | { type: 'function_call'; id: string; status: 'completed'; name: string; arguments: string; call_id: string }
+  /** `namespace`: the tool namespace of the function (an MCP tool on Codex: `mcp__<server>`), absent for a flat tool. */
+  | { type: 'function_call'; id: string; status: 'completed'; name: string; namespace?: string; arguments: string; call_id: string }
   | { type: 'custom_tool_call'; id: string; status: 'completed'; name: string; input: string; call_id: string };
 
 function isFreeformCall(b: Extract<ReplyBlock, { type: 'tool_call' }>): boolean {
   const keys = Object.keys(b.input);
-  return FREEFORM_TOOLS.has(b.name) && keys.length === 1 && keys[0] === 'input' && typeof b.input.input === 'string';
+  return b.namespace === undefined && FREEFORM_TOOLS.has(b.name) && keys.length === 1 && keys[0] === 'input' && typeof b.input.input === 'string';
 }
 
 /** The output items of a reply: a message per text block, a (custom) function call per tool block. */
@@ -338,7 +359,15 @@ export function responsesOutput(reply: ModelReply): ResponsesOutputItem[] {
     if (isFreeformCall(b)) {
       return { type: 'custom_tool_call', id: `ctc_${b.id}`, status: 'completed', name: b.name, input: b.input.input as string, call_id: `call_${b.id}` };
     }
-    return { type: 'function_call', id: `fc_${b.id}`, status: 'completed', name: b.name, arguments: JSON.stringify(b.input), call_id: `call_${b.id}` };
+    return {
+      type: 'function_call',
+      id: `fc_${b.id}`,
+      status: 'completed',
+      name: b.name,
+      ...(b.namespace !== undefined ? { namespace: b.namespace } : {}),
+      arguments: JSON.stringify(b.input),
+      call_id: `call_${b.id}`,
+    };
   });
 }
 

@@ -7,7 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ToolTable } from '../tools.js';
-import type { ModelReply, ModelRequest, ProtocolId } from '../types.js';
+import type { ModelReply, ModelRequest, ProtocolId, ReplyBlock } from '../types.js';
 
 /** An HTTP response as data: status, headers and body chunks (one chunk per SSE event). */
 export interface Rendered {
@@ -78,3 +78,12 @@ export const SSE_HEADERS: Record<string, string> = {
   'cache-control': 'no-cache',
   connection: 'keep-alive',
 };
+
+/**
+ * The name a protocol without tool namespaces (Messages, Chat Completions, Gemini) sends for a
+ * reply's tool call: `name`, or `<namespace>__<name>` when the call names a namespace (no engine
+ * on those protocols offers one; the join is Codex's own flat spelling of its MCP tools).
+ */
+export function flatToolName(b: Pick<Extract<ReplyBlock, { type: 'tool_call' }>, 'name' | 'namespace'>): string {
+  return b.namespace === undefined ? b.name : `${b.namespace}__${b.name}`;
+}

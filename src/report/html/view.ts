@@ -16,6 +16,7 @@ import type { Stats } from './stats.js';
 import { armCost, costByArm, costTotal, formatCost } from '../../cost/totals.js';
 import { judgeCostText, judgeSpendLines } from '../judge-spend.js';
 import { armDifferences, type ArmDifference } from './arms.js';
+import { mcpOffers, type McpOffers } from '../mcp-servers.js';
 import type { Variant } from '../../engine/types.js';
 
 export { runStats, type Stats } from './stats.js';
@@ -127,6 +128,11 @@ export interface ReportView {
   statsSource: string;
   /** Cases whose two arms were offered different tools or permission modes (skill tools aside; ./arms.ts). */
   armDifferences: ArmDifference[];
+  /**
+   * The MCP servers offered per arm (../mcp-servers.ts): rows of cases offered the same, and the
+   * cases whose two arms were offered different servers (flagged); null when no job had servers.
+   */
+  mcp: (McpOffers & { differences: (McpOffers['differences'][number] & { engineName: string })[]; moreRows: number }) | null;
   /** The trigger evaluation panel, one row per engine; empty without trigger cases (./triggers.ts). */
   triggers: TriggerView[];
   /** The behaviour checks panel, per arm and per case × arm; empty without behaviour records (./behaviour.ts). */
@@ -262,7 +268,18 @@ export function buildView(doc: ResultDoc, engines: string[], stats: Stats): Repo
     table: { engines, baseline, colspan: 1 + engines.length * (baseline ? 3 : 1) + 2 },
     statsSource: stats.source === 'summary' ? 'from result.json summary' : 'computed from the jobs',
     armDifferences: armDifferences(doc),
+    mcp: mcpView(doc, (n) => engineSummaries.find((e) => e.name === n)?.displayName ?? n),
     triggers: triggersView(doc, (n) => engineSummaries.find((e) => e.name === n)?.displayName ?? n),
     behaviour: behaviourView(doc, (n) => engineSummaries.find((e) => e.name === n)?.displayName ?? n),
   };
+}
+
+/** Rows of the MCP listing shown, at most (every difference is listed above it regardless). */
+const MAX_MCP_ROWS = 200;
+
+/** {@link ReportView.mcp}: the MCP listing (its first {@link MAX_MCP_ROWS} rows) with the engines' display names on its differences. */
+function mcpView(doc: ResultDoc, engineName: (e: string) => string): ReportView['mcp'] {
+  const m = mcpOffers(doc.jobs);
+  if (!m) return null;
+  return { ...m, rows: m.rows.slice(0, MAX_MCP_ROWS), moreRows: Math.max(0, m.rows.length - MAX_MCP_ROWS), differences: m.differences.map((d) => ({ ...d, engineName: engineName(d.engine) })) };
 }
