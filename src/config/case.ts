@@ -12,7 +12,7 @@ import { checkArtifactGlob, checkFolderSpecialFiles, checkFolderSymlinks, checkW
 import { checkCapturePattern } from './patterns.js';
 import { checkTimeoutSeconds, reservedCaseIdProblem } from './limits.js';
 import { literalBracesHint, turnVariables } from './turn-template.js';
-import { buildMcpServers, mergeMcpServers, type McpServerSpec } from './mcp.js';
+import { buildMcpServers, declaredMcpServerNames, mergeMcpServers, type McpServerSpec } from './mcp.js';
 import type { Field } from './yaml-source.js';
 
 export const DEFAULT_TIMEOUT_SECONDS = 300;
@@ -40,6 +40,8 @@ export interface CaseDefaults {
   userSimulator?: Field;
   /** eval.yaml `mcp.servers` (a case's own merge in by name). */
   mcpServers?: McpServerSpec[];
+  /** The server names eval.yaml declares, those with a problem included (src/config/mcp.ts declaredMcpServerNames). */
+  mcpDeclared?: string[];
   /** Why no job of this suite can be offered MCP servers (`environment.type: docker`): a case's `mcp` is an error. */
   mcpRefusal?: string;
 }
@@ -91,7 +93,7 @@ export function buildCase(field: Field, file: string, fallbackId: string | undef
     trials: field.get('trials').int() ?? d.trials,
     // A trigger case is graded on activation alone: it inherits neither `cases.defaults.expect` nor the eval-level judges.
     expect: trigger !== undefined ? own : mergeExpect(d.expect, own),
-    judges: trigger !== undefined ? [] : (buildJudges(field, { skillDir: d.skillDir, scope: 'case', mcpServers: mcp.map((m) => m.name), ...(turnCount ? { turnCount } : {}), ...(d.evalJudge ? { evalJudge: d.evalJudge } : {}), ...(d.engines ? { engines: d.engines } : {}) }) ?? d.judges),
+    judges: trigger !== undefined ? [] : (buildJudges(field, { skillDir: d.skillDir, scope: 'case', mcpServers: [...new Set([...(d.mcpDeclared ?? []), ...declaredMcpServerNames(field)])], ...(turnCount ? { turnCount } : {}), ...(d.evalJudge ? { evalJudge: d.evalJudge } : {}), ...(d.engines ? { engines: d.engines } : {}) }) ?? d.judges),
     collectArtifacts: unique([...d.collectArtifacts, ...artifacts.strings()]),
   };
   const title = field.get('title').str();

@@ -13,7 +13,7 @@ import { buildJudges } from './judges.js';
 import { checkArtifactGlob, checkWorkspacePath, fileKind, fileKindProblem, outsideSkillProblem, relativeToFileHint } from './paths.js';
 import { checkTimeoutSeconds } from './limits.js';
 import { checkSuiteEnvRefs } from './custom.js';
-import { buildMcpServers, type McpServerSpec } from './mcp.js';
+import { buildMcpServers, declaredMcpServerNames, type McpServerSpec } from './mcp.js';
 import { imageReferenceProblem } from './image-ref.js';
 import { nearest, type Phraser } from './schema-errors.js';
 import type { Field } from './yaml-source.js';
@@ -84,6 +84,7 @@ export function buildEval(root: Field, evalFile: string, skillDir: string): Eval
       engines,
       ...(hasSimulator(root.get('user_simulator')) ? { userSimulator: root.get('user_simulator') } : {}),
       mcpServers: evalMcpServers(root, skillDir, engines),
+      mcpDeclared: declaredMcpServerNames(root),
       ...(mcpRefusal(root) ? { mcpRefusal: mcpRefusal(root) } : {}),
     },
     caseFiles: caseFiles(cases, skillDir),

@@ -71,6 +71,15 @@ export function buildMcpServers(owner: Field, skillDir: string): McpServerSpec[]
   return out;
 }
 
+/**
+ * The names `owner.mcp.servers` declares, a server with a problem included: what an MCP rule may
+ * name without a second error (the server's own problem is reported where it is).
+ */
+export function declaredMcpServerNames(owner: Field): string[] {
+  const servers = owner.get('mcp').get('servers');
+  return servers.missing ? [] : servers.items().flatMap((i) => (i.isMap() && i.get('name').str() ? [i.get('name').str()!] : []));
+}
+
 /** The suite's servers with a case's merged in by name (the case's entry replaces the suite's). */
 export function mergeMcpServers(suite: McpServerSpec[], ofCase: McpServerSpec[]): McpServerSpec[] {
   const byName = new Map(suite.map((s) => [s.name, s]));

@@ -147,3 +147,15 @@ describe('MCP rules against the servers a case offers', () => {
     expect(errors[0]!.message).toMatch(/tikets/);
   });
 });
+
+describe('one message per mistake', () => {
+  it('a server with a problem is still one a rule may name: only its own problem is reported', async () => {
+    const dir = writeSkill({
+      'evals/eval.yaml': `${MINIMAL_EVAL}mcp:\n  servers:\n    - {name: tickets, mode: mocked, tool_responses: {get: {default: "{{param.id}}"}}}\n`,
+      'evals/cases/a.yaml': 'input:\n  prompt: hi\njudge:\n  type: rule_based\n  success:\n    - mcp_tool_called: {server: tickets}\n',
+    });
+    const errors = await loadErrors(dir);
+    expect(errors.map((d) => [path.relative(dir, d.file), d.line])).toEqual([['evals/eval.yaml', 6]]);
+    expect(errors[0]!.message).toMatch(/`\{\{param\.id\}\}` is not a parameter/);
+  });
+});
