@@ -16,6 +16,7 @@ import path from 'node:path';
 import { skillPath } from './paths.js';
 import { Field, formatPath, positionOf, readYamlSource, type Segment } from './yaml-source.js';
 import { checkMockSpec, type MockTool } from '../mcp/mock/spec.js';
+import { MCP_SERVER_NAME } from '../engine/mcp.js';
 
 /** One MCP server of a suite or case, as configured (nothing expanded or started yet). */
 export interface McpServerSpec {
@@ -42,8 +43,6 @@ export interface McpServerSpec {
   at: string;
 }
 
-/** Server names: what engines accept in their config keys and tool names. */
-const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Keys a `config_ref` file may hold. */
 const REF_KEYS = new Set(['transport', 'endpoint', 'headers', 'required_env', 'tool_responses']);
@@ -96,7 +95,7 @@ function buildServer(item: Field, skillDir: string): McpServerSpec | undefined {
   const errorsBefore = errorCount(item);
   const name = item.get('name').str();
   if (name === undefined) item.get('name').error('an mcp server needs `name`');
-  else if (!NAME.test(name) || name.includes('__')) item.get('name').error(`mcp server name \`${name}\` must be 1–64 letters, digits, \`_\` or \`-\`, without \`__\` (tools are named \`mcp__<name>__<tool>\`)`);
+  else if (!MCP_SERVER_NAME.test(name) || name.includes('__')) item.get('name').error(`mcp server name \`${name}\` must be 1–64 letters, digits, \`_\` or \`-\`, without \`__\` (tools are named \`mcp__<name>__<tool>\`)`);
   const ref = readConfigRef(item, skillDir);
   const pick = <T>(key: string, get: (f: Field) => T | undefined): T | undefined => {
     const own = item.get(key);

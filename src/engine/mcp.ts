@@ -9,6 +9,12 @@
  * `mcp__<s>__<t>` on every engine ({@link mcpToolCallName}), whatever the engine itself calls it.
  */
 
+/** The JSON Schema pattern of an MCP server name: 1–64 of `[A-Za-z0-9_-]` (what every engine accepts in its config keys and tool names). */
+export const MCP_SERVER_NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+
+/** {@link MCP_SERVER_NAME_PATTERN} as a RegExp (suite, rules and mock specs check names with it). */
+export const MCP_SERVER_NAME = new RegExp(MCP_SERVER_NAME_PATTERN);
+
 /** One MCP server to offer the agent, ready to start. */
 export interface McpServerLaunch {
   /** The server's name (1–64 of `[A-Za-z0-9_-]`), as the agent's configuration keys it. */

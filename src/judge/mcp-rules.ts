@@ -11,7 +11,7 @@
  * the other tools called.
  */
 import type { Field } from '../config/yaml-source.js';
-import { mcpToolCallName, parseMcpToolCallName } from '../engine/mcp.js';
+import { MCP_SERVER_NAME, MCP_SERVER_NAME_PATTERN, mcpToolCallName, parseMcpToolCallName } from '../engine/mcp.js';
 import type { ToolCall } from '../engine/types.js';
 import { argsMismatch } from './args.js';
 import { jsonClip, nameList } from './evidence.js';
@@ -28,15 +28,13 @@ export type TurnCall = { turn: number; call: ToolCall };
 /** MCP calls quoted in the evidence, at most. */
 export const MAX_MCP_CALLS_SHOWN = 5;
 
-/** Server names: `[A-Za-z0-9_-]{1,64}`, as src/config/mcp.ts accepts them (and no `__`, checked at parse time). */
-export const MCP_SERVER_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 
 /** The JSON Schema of a rule's `server` field. */
 export const mcpServerSchema = {
   description: "The MCP server's name, as `mcp.servers[].name` gives it (eval.yaml or the case).",
   'x-expected': 'an MCP server name (1–64 letters, digits, `_` or `-`)',
   type: 'string',
-  pattern: MCP_SERVER_PATTERN,
+  pattern: MCP_SERVER_NAME_PATTERN,
 };
 
 /** The JSON Schema of a rule's `tool` field. */
@@ -54,7 +52,7 @@ export const mcpToolSchema = {
 export function parseMcpServer(v: Field, key: string, offered: readonly string[] | undefined): string {
   const f = v.get('server');
   const server = f.str() ?? '';
-  if (server === '' || !new RegExp(MCP_SERVER_PATTERN).test(server)) return server;
+  if (server === '' || !MCP_SERVER_NAME.test(server)) return server;
   if (server.includes('__')) {
     f.error(`\`${key}\` server \`${server}\` cannot contain \`__\`: tools are named \`mcp__<server>__<tool>\`, and no server name has it (src/config/mcp.ts)`);
   } else if (offered !== undefined && !offered.some((s) => sameName(s, server))) {

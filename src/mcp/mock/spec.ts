@@ -9,6 +9,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { DiagnosticBag } from '../../config/diagnostics.js';
 import { formatPath, positionOf, readYamlSource, type Segment } from '../../config/yaml-source.js';
+import { MCP_SERVER_NAME } from '../../engine/mcp.js';
 import { parseTemplate, TemplateError } from './template.js';
 
 /** One canned answer: used when every key of `when` deep-equals the call's argument of that name. */
@@ -51,7 +52,6 @@ const TOOL_KEYS = ['description', 'input_schema', 'default', 'responses'];
 const RESPONSE_KEYS = ['when', 'response'];
 /** MCP's tool-name alphabet (letters, digits, `_`, `-`, `.`), at most 64 characters (engines prefix it). */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Reports one problem at a field path (`[]` is the whole spec). */
 export type Report = (at: Segment[], message: string) => void;
@@ -126,7 +126,7 @@ export function checkMockSpec(data: unknown, report: Report): MockServerSpec | u
   }
   unknownKeys(data, TOP_KEYS, [], r);
   if (typeof data.name !== 'string') r(['name'], data.name === undefined ? 'is required: the server name' : `expected a string, got ${typeName(data.name)}`);
-  else if (!SERVER_NAME.test(data.name)) r(['name'], `\`${data.name.slice(0, 80)}\` is not a server name: 1 to 64 letters, digits, \`_\` or \`-\``);
+  else if (!MCP_SERVER_NAME.test(data.name)) r(['name'], `\`${data.name.slice(0, 80)}\` is not a server name: 1 to 64 letters, digits, \`_\` or \`-\``);
   if (data.builtin !== undefined && data.builtin !== 'filesystem') r(['builtin'], `expected \`filesystem\` (the only built-in mock), got ${JSON.stringify(data.builtin)}`);
   for (const k of ['root', 'log_file'] as const) {
     if (data[k] !== undefined && (typeof data[k] !== 'string' || data[k] === '')) r([k], `expected a path (a non-empty string), got ${typeName(data[k])}`);
