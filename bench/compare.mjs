@@ -129,9 +129,12 @@ export async function benchCompare() {
     for (const o of order) {
       if (o === 'su') su.push(await runSkillUp(k));
       else pfr.push(await runPromptfoo(k));
-      rmSync(join(root, `su-${k}`), { recursive: true, force: true });
     }
   }
+  // Each round's output stays until every round has run: deleting thousands of files just before
+  // the next measured command makes that command's own file creation slow on ext4 without a
+  // journal (these machines: inode allocation skips, one buffer lookup each, every inode freed in
+  // the last 1–6 minutes), which would charge the benchmark's clean-up to whichever tool runs next.
   const bad = [...su, ...pfr].find((r) => r.code !== 0);
   if (bad) throw new Error(`a compared run failed (exit ${bad.code}):\n${bad.err.slice(-2000)}`);
   const row = (name, rs) => {

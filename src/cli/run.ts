@@ -16,7 +16,7 @@ import { planPower } from '../run/plan-power.js';
 import { planRun } from '../run/plan-run.js';
 import { checkPrevious, runDecisionConfig } from '../run/previous.js';
 import type { ResumeState } from '../run/resume.js';
-import { loadRunSuite, runEngines, runLocation } from '../run/setup.js';
+import { loadRunSuite, prepareSpawning, runEngines, runLocation } from '../run/setup.js';
 import type { RunRecord, RunSuiteOptions } from '../run/suite.js';
 import type { GateOverrides } from '../gate/index.js';
 import { intFlag, listFlag, numberFlag, parse, UsageError } from '../util/args.js';
@@ -219,7 +219,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   if (values['no-delete']) values['keep-workspaces'] = true;
   const keepWorkspaces = Boolean(values['keep-workspaces']);
   const shardSpec = values.shard !== undefined ? parseShard(values.shard) : undefined;
-  const { suite: loaded, warnings } = await loadRunSuite(positionals[0], Boolean(values.auto), notice, { jobsWillRun: !values['dry-run'] });
+  const { suite: loaded, warnings } = await loadRunSuite(positionals[0], Boolean(values.auto), notice);
   if (values.strict) throwIfStrict(warnings);
   printWarnings(warnings);
   checkResumeSuite(resume, loaded);
@@ -244,6 +244,7 @@ export async function runForResult(argv: string[]): Promise<RunOutcome> {
   };
   // --shard: whole cases of the selected ones (src/plan/shard.ts), whatever the engines.
   const { fullPlan, jobs, shard } = planRun(suite, engines, planOptions, { baseline, ...(shardSpec ? { shard: shardSpec } : {}) });
+  if (!values['dry-run']) prepareSpawning(jobs.length * Math.max(1, iterations));
   // Checked against the open-file limit (run/limits.ts): lowered with a warning, or refused (exit 3).
   const fitted = fitParallelism(parallelismFlag ?? suite.parallelism);
   if (fitted.error) {

@@ -414,6 +414,13 @@ function buildEngines(root: Field, skillDir: string, inContainer: boolean): { en
 /** `cases.files` → the case files, expanding globs and checking each entry. */
 function caseFiles(cases: Field, skillDir: string): { file: string; from: Field }[] {
   const out: { file: string; from: Field }[] = [];
+  // The files in `out`, for the duplicate check: a scan of `out` per file was quadratic.
+  const inOut = new Set<string>();
+  const add = (file: string, from: Field) => {
+    if (inOut.has(file)) return;
+    inOut.add(file);
+    out.push({ file, from });
+  };
   const listed = new Map<string, Field>();
   for (const item of cases.get('files').items()) {
     const entry = item.str();
@@ -449,7 +456,7 @@ function caseFiles(cases: Field, skillDir: string): { file: string; from: Field 
           : ` (globs are relative to the skill root ${skillDir})`;
         item.error(`glob \`${entry}\` matches no .yaml/.yml file${hint}`);
       }
-      for (const file of files) if (!out.some((o) => o.file === file)) out.push({ file, from: item });
+      for (const file of files) add(file, item);
       continue;
     }
     const file = path.resolve(skillDir, entry);
@@ -475,7 +482,7 @@ function caseFiles(cases: Field, skillDir: string): { file: string; from: Field 
       );
       continue;
     }
-    if (!out.some((o) => o.file === file)) out.push({ file, from: item });
+    add(file, item);
   }
   return out;
 }

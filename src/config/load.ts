@@ -12,10 +12,11 @@ import { buildCase, idFromFileName, type CaseDefaults } from './case.js';
 import { ConfigError, DiagnosticBag, type Diagnostic } from './diagnostics.js';
 import { isFile, resolveEvalFile, skillRootOf } from './discover.js';
 import { buildEval, phraseEvalSchema } from './eval.js';
-import { outsideSkillProblem } from './paths.js';
+import { forgetRealPaths, outsideSkillProblem } from './paths.js';
 import { reportSchemaErrors } from './schema-errors.js';
 import { buildTriggerCases } from './triggers.js';
 import { Field, readYamlSource, type YamlSource } from './yaml-source.js';
+import { openYamlCache, type YamlCache } from './yaml-cache.js';
 
 export { resolveEvalFile } from './discover.js';
 
@@ -85,8 +86,11 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
   const evalFile = resolveEvalFile(target, opts.cwd);
   const skillDir = skillRootOf(evalFile);
   const bag = new DiagnosticBag();
+  // eval.yaml and the case files answered from the suite's parse cache where unchanged; saved below.
+  const yamlCache = openYamlCache(skillDir);
+  forgetRealPaths();
 
-  const evalSrc = readYamlSource(evalFile, bag);
+  const evalSrc = readYamlSource(evalFile, bag, yamlCache);
   const evalRoot = Field.root(evalSrc, bag);
   // With a syntax error the parsed data is partial: eval-level checks would only add noise,
   // but the case files it names are still read, so their problems are reported too.
@@ -104,7 +108,7 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
   const caseBags: DiagnosticBag[] = [];
   for (const { file } of parts.caseFiles) {
     const caseBag = new DiagnosticBag();
-    const loaded = loadCaseFile(file, caseBag, parts.defaults);
+    const loaded = loadCaseFile(file, caseBag, parts.defaults, yamlCache);
     if (opts.validateAllCases === false && caseBag.hasErrors) {
       invalidCases.push({ id: loaded?.spec.id ?? idFromFileName(file), file, diagnostics: caseBag.sorted() });
       bag.warn(file, 0, 0, '', 'this case has errors and was left out of the run (see `skill-up validate`)');
@@ -126,6 +130,8 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
   }
   await lintSkills(parts.suite.skills.map((s) => s.path), evalRoot, skillDir, bag);
   await checkSkillSelections(parts.suite.skills, evalRoot, skillDir, bag);
+  // Also when the suite has errors: the files that parsed cleanly are valid YAML all the same.
+  yamlCache.save();
 
   if (bag.hasErrors) throw new ConfigError(bag.sorted());
   const suite: Suite = { ...parts.suite, cases: cases.map((c) => c.spec) };
@@ -134,8 +140,8 @@ export async function loadSuite(target: string | undefined, opts: LoadOptions): 
 }
 
 /** Reads, validates and builds one case file; undefined when it is unreadable or not YAML. */
-function loadCaseFile(file: string, bag: DiagnosticBag, defaults: CaseDefaults): LoadedCase | undefined {
-  const src: YamlSource = readYamlSource(file, bag);
+function loadCaseFile(file: string, bag: DiagnosticBag, defaults: CaseDefaults, cache: YamlCache): LoadedCase | undefined {
+  const src: YamlSource = readYamlSource(file, bag, cache);
   if (!src.ok) return undefined;
   const root = Field.root(src, bag);
   if (!checkDocument(root, 'case')) return undefined;

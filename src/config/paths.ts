@@ -7,6 +7,29 @@ import path from 'node:path';
 import type { Field } from './yaml-source.js';
 import { globError } from '../skill/files.js';
 
+/**
+ * Real paths of skill folders already resolved (folder → real path): a suite names hundreds of
+ * files in one skill folder, and resolving the folder again for each was most of the cost of
+ * the checks (the JS realpath walks every segment). Cleared by {@link forgetRealPaths} at the
+ * start of every suite load, so a folder moved or relinked between two loads is seen.
+ */
+const realFolders = new Map<string, string>();
+
+/** The real path of the skill folder `skillDir`, resolved once per load. @throws as `realpathSync`. */
+function realSkillDir(skillDir: string): string {
+  let real = realFolders.get(skillDir);
+  if (real === undefined) {
+    real = realpathSync.native(skillDir);
+    realFolders.set(skillDir, real);
+  }
+  return real;
+}
+
+/** Forgets the skill folders' real paths resolved so far; called when a suite load starts. */
+export function forgetRealPaths(): void {
+  realFolders.clear();
+}
+
 /** What a skill-root-relative path must be. */
 export type PathKind = 'file' | 'folder';
 
@@ -34,8 +57,9 @@ export function skillPath(field: Field, skillDir: string, kind: PathKind, what: 
     return undefined;
   }
   try {
-    if (!inside(realpathSync(skillDir), realpathSync(abs))) {
-      field.error(`${what} \`${rel}\` is a symlink to ${realpathSync(abs)}, outside the skill folder ${skillDir}`);
+    const real = realpathSync.native(abs);
+    if (!inside(realSkillDir(skillDir), real)) {
+      field.error(`${what} \`${rel}\` is a symlink to ${real}, outside the skill folder ${skillDir}`);
       return undefined;
     }
   } catch {
@@ -262,7 +286,7 @@ const MAX_LINKS_LISTED = 5;
 export function checkFolderSymlinks(field: Field, dir: string, skillDir: string, what: string): boolean {
   let root: string;
   try {
-    root = realpathSync(skillDir);
+    root = realSkillDir(skillDir);
   } catch {
     return true;
   }
@@ -278,7 +302,7 @@ export function checkFolderSymlinks(field: Field, dir: string, skillDir: string,
     }
     let real: string | undefined;
     try {
-      real = realpathSync(child);
+      real = realpathSync.native(child);
     } catch {
       // A dangling link: judged by where it points.
     }
@@ -326,8 +350,8 @@ export function checkFolderSpecialFiles(field: Field, dir: string, what: string)
 export function outsideSkillProblem(skillDir: string, abs: string): string | undefined {
   if (!inside(skillDir, abs)) return 'is outside the skill folder';
   try {
-    const real = realpathSync(abs);
-    if (!inside(realpathSync(skillDir), real)) return `is a symbolic link to ${real}, outside the skill folder`;
+    const real = realpathSync.native(abs);
+    if (!inside(realSkillDir(skillDir), real)) return `is a symbolic link to ${real}, outside the skill folder`;
   } catch {
     /* does not exist (reported elsewhere) */
   }

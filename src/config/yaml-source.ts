@@ -15,6 +15,7 @@ import { requireCjs } from '../util/cjs.js';
 const { isAlias, isMap, isPair, isScalar, isSeq, LineCounter: LineCounterClass, parseDocument, visit } = requireCjs('yaml') as typeof YamlLib;
 import type { DiagnosticBag } from './diagnostics.js';
 import { fileKind, fileKindProblem } from './paths.js';
+import { processYamlCache, yamlCacheEnabled, yamlCacheKey, type YamlCache } from './yaml-cache.js';
 
 /**
  * Options every YAML file of skill-up is parsed with. The YAML 1.2 core schema only (even
@@ -223,12 +224,17 @@ function bytePosition(buf: Uint8Array, offset: number): Position {
 /** One step of a path into a document: a map key or a list index. */
 export type Segment = string | number;
 
-/** A parsed YAML file. `data` is the plain JS value (undefined when the file is empty). */
+/**
+ * A parsed YAML file. `data` is the plain JS value (undefined when the file is empty). For a
+ * text answered from the parse cache (src/config/yaml-cache.ts) `doc` and `lineCounter` are
+ * getters that parse the text on first use: read them only to locate a problem, never on the
+ * way of a valid file, or the cache saves nothing.
+ */
 export interface YamlSource {
   /** Absolute path. */
   file: string;
-  doc: Document;
-  lineCounter: LineCounter;
+  readonly doc: Document;
+  readonly lineCounter: LineCounter;
   data: unknown;
   /** False when the file could not be read or has YAML syntax errors (schema checks are then skipped). */
   ok: boolean;
@@ -244,6 +250,8 @@ export interface ParseYamlOptions {
   lineOffset?: number;
   /** Words after "YAML syntax error" / "YAML error", e.g. ` in frontmatter`; default none. */
   label?: string;
+  /** The parse cache to answer from and fill (a suite load's, with its disk file); default the in-process one. */
+  cache?: YamlCache;
 }
 
 /** 1-based position; 0/0 when unknown. */
@@ -254,9 +262,10 @@ export interface Position {
 
 /**
  * Reads and parses `file`. Syntax errors, duplicate keys and an unreadable file go into `bag`
- * (with yaml's own line and column); YAML warnings become warnings. Never throws.
+ * (with yaml's own line and column); YAML warnings become warnings. `cache`: see
+ * {@link ParseYamlOptions.cache}. Never throws.
  */
-export function readYamlSource(file: string, bag: DiagnosticBag): YamlSource {
+export function readYamlSource(file: string, bag: DiagnosticBag, cache?: YamlCache): YamlSource {
   let buf: Buffer;
   // stat, never open first: opening a FIFO blocks until something writes to it.
   const kind = fileKind(file);
@@ -285,24 +294,55 @@ export function readYamlSource(file: string, bag: DiagnosticBag): YamlSource {
     );
     return parseYaml(file, '', bag, false);
   }
-  return parseYaml(file, buf.toString('utf8'), bag, true);
+  return parseYaml(file, buf.toString('utf8'), bag, { readable: true, cache });
+}
+
+/** Parses `text` into a document with positions, as every YAML file of skill-up is parsed. */
+function parseText(text: string): { doc: Document; lineCounter: LineCounter } {
+  const lineCounter = new LineCounterClass();
+  return { doc: parseDocument(text, { lineCounter, ...YAML_PARSE_OPTIONS, merge: true }), lineCounter };
+}
+
+/** The source of a text answered from the parse cache: `doc` and `lineCounter` parsed on first use. */
+function cachedSource(file: string, text: string, data: unknown, lineOffset: number): YamlSource {
+  let parsed: { doc: Document; lineCounter: LineCounter } | undefined;
+  return {
+    file,
+    get doc() {
+      return (parsed ??= parseText(text)).doc;
+    },
+    get lineCounter() {
+      return (parsed ??= parseText(text)).lineCounter;
+    },
+    data,
+    ok: true,
+    lineOffset,
+  };
 }
 
 /**
  * Parses `text` as the contents of `file` (see {@link readYamlSource}); `readable` false (or
  * `options.readable` false) marks a file that could not be read. Syntax errors, duplicate
  * keys, nesting past {@link MAX_YAML_DEPTH}, maps as keys and explicit tags outside the core
- * schema ({@link tagMessage}) go into `bag` as errors, other YAML warnings as warnings. Never
- * throws for bad input.
+ * schema ({@link tagMessage}) go into `bag` as errors, other YAML warnings as warnings. A
+ * readable text that parsed before with no diagnostic at all is answered from the parse cache
+ * (`options.cache`, src/config/yaml-cache.ts) without running the parser. Never throws for bad
+ * input.
  */
 export function parseYaml(file: string, text: string, bag: DiagnosticBag, readable: boolean | ParseYamlOptions = true): YamlSource {
   const options: ParseYamlOptions = typeof readable === 'boolean' ? { readable } : readable;
   const lineOffset = options.lineOffset ?? 0;
   const label = options.label ?? '';
-  const lineCounter = new LineCounterClass();
+  const cache = options.cache ?? processYamlCache;
+  const key = options.readable !== false && yamlCacheEnabled() ? yamlCacheKey(text) : undefined;
+  if (key !== undefined) {
+    const hit = cache.get(key);
+    if (hit) return cachedSource(file, text, hit.data, lineOffset);
+  }
   let doc: Document;
+  let lineCounter: LineCounter;
   try {
-    doc = parseDocument(text, { lineCounter, ...YAML_PARSE_OPTIONS, merge: true });
+    ({ doc, lineCounter } = parseText(text));
   } catch (e) {
     if (!isStackOverflow(e)) throw e;
     bag.error(file, 1 + lineOffset, 1, '', `YAML error${label}: ${yamlDepthMessage()}`);
@@ -354,6 +394,8 @@ export function parseYaml(file: string, text: string, bag: DiagnosticBag, readab
     bag.error(file, 1 + lineOffset, 1, '', `YAML error${label}: ${(e as Error).message}`);
     ok = false;
   }
+  // Only a text with no diagnostic at all: a cached answer reports nothing.
+  if (key !== undefined && ok && doc.warnings.length === 0) cache.put(key, data);
   return { file, doc, lineCounter, data, ok, lineOffset };
 }
 

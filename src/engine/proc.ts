@@ -165,12 +165,39 @@ export class ProcessOutputError extends Error {
 }
 
 /**
- * Gets process spawning ready before the first {@link runProcess} of a run: starts the spawn
- * helper now (src/engine/spawner.ts), unless `SKILL_UP_SPAWN_HELPER=0` or on Windows, where
- * engines are spawned in process.
+ * Below this many engine processes in a run, skill-up spawns them itself: its heap is still
+ * small then, so each fork() costs about a millisecond, while the spawn helper's own start (a
+ * Node process, ~50 ms of CPU) would compete with the first engine's start on a small machine
+ * (measured: a one-job Claude Code run 70–90 ms faster on 2 cores without the helper).
  */
-export function prepareProcesses(): void {
-  if (process.platform !== 'win32' && process.env.SKILL_UP_SPAWN_HELPER !== '0') prewarmSpawnHelper();
+export const HELPER_MIN_PROCESSES = 16;
+
+/**
+ * How this run starts processes (see {@link prepareProcesses}): `on-demand` (no run said how
+ * many: the helper is started at the first process and waited for), `in-process` (a small run),
+ * `prewarmed` (the helper is starting; processes started before it is ready are spawned in process).
+ */
+let spawnMode: 'on-demand' | 'in-process' | 'prewarmed' = 'on-demand';
+
+/** `SKILL_UP_SPAWN_HELPER`: `0` never use the spawn helper, `1` always (waiting for it to be ready), unset: by the run's size. */
+function helperSetting(): '0' | '1' | undefined {
+  const v = process.env.SKILL_UP_SPAWN_HELPER;
+  return v === '0' || v === '1' ? v : undefined;
+}
+
+/**
+ * Gets process spawning ready before the first {@link runProcess} of a run. `processes`: about
+ * how many engine processes the run will start (its jobs); below {@link HELPER_MIN_PROCESSES}
+ * they are spawned in process, else the spawn helper (src/engine/spawner.ts) starts now and
+ * takes over once ready. Without a count (a caller that does not know) the helper starts now.
+ * Nothing on Windows or with `SKILL_UP_SPAWN_HELPER=0` (always in process); `=1` always uses
+ * the helper, each process waiting until it is ready.
+ */
+export function prepareProcesses(processes?: number): void {
+  const setting = helperSetting();
+  if (process.platform === 'win32' || setting === '0') return;
+  if (processes !== undefined) spawnMode = setting === '1' ? 'on-demand' : processes < HELPER_MIN_PROCESSES ? 'in-process' : 'prewarmed';
+  if (spawnMode !== 'in-process') prewarmSpawnHelper();
 }
 
 /**
@@ -183,8 +210,9 @@ export function prepareProcesses(): void {
  *
  * The process is started by skill-up's spawn helper (src/engine/spawner.ts), a small process
  * whose fork() is cheap whatever skill-up's heap; the helper opens the files and drains the
- * pipes, with the same rules as here. Only when the helper cannot be started at all (or
- * `SKILL_UP_SPAWN_HELPER=0`) is the process spawned by skill-up itself ({@link runInProcess}).
+ * pipes, with the same rules as here. The process is spawned by skill-up itself
+ * ({@link runInProcess}) when the helper cannot be started at all, in a small run, before a
+ * prewarmed helper is ready, or with `SKILL_UP_SPAWN_HELPER=0` (see {@link prepareProcesses}).
  *
  * node:child_process is used directly (not execa) because the job must end when the process
  * exits, not when every holder of its pipes has let go, and because the output is capped.
@@ -200,7 +228,7 @@ export async function runProcess(file: string, args: string[], opts: ProcOptions
   if (opts.signal?.aborted) {
     return { exitCode: null, timedOut: false, cancelled: true, durationMs: 0, stdoutBytes: 0, stderrBytes: 0 };
   }
-  if (process.platform !== 'win32' && process.env.SKILL_UP_SPAWN_HELPER !== '0') {
+  if (process.platform !== 'win32' && helperSetting() !== '0' && spawnMode !== 'in-process') {
     const r = await runThroughHelper(file, args, opts);
     if (r) return r;
   }
@@ -242,6 +270,8 @@ async function runThroughHelper(file: string, args: string[], opts: ProcOptions)
       },
     },
     opts.signal,
+    // Prewarmed for a large run: a process asked for before the helper is ready starts here now.
+    spawnMode !== 'prewarmed',
   );
   if (!r) return undefined;
   lines?.end();

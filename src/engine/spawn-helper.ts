@@ -21,6 +21,7 @@
 import type * as ChildProcessModule from 'node:child_process';
 import type * as FsModule from 'node:fs';
 import type { Readable } from 'node:stream';
+import type { removeWalk } from '../runtime/remove-walk.js';
 import type * as StringDecoderModule from 'node:string_decoder';
 
 /** After a process exits, how long its pipes may stay open (held by an escaped child), ms. */
@@ -73,9 +74,20 @@ export interface HelperResult {
   stderrBytes: number;
 }
 
+/** skill-up → helper: remove the folder tree `dir` (src/runtime/remove-walk.ts), answered with `removed`. */
+export interface HelperRemoveRequest {
+  t: 'remove';
+  id: number;
+  dir: string;
+}
+
+/** How a removal ended: done, or the file-system error that stopped it. */
+export type HelperRemoved = { ok: true } | { ok: false; message: string; code?: string };
+
 /** helper → skill-up. `spawned` comes once the pipes are set up (pid undefined when the start failed at once). */
 export type HelperMessage =
   | { t: 'ready'; pid: number }
+  | { t: 'removed'; id: number; result: HelperRemoved }
   | { t: 'spawned'; id: number; pid?: number }
   | { t: 'stderr'; id: number; text: string }
   | { t: 'done'; id: number; result: HelperResult }
@@ -150,6 +162,8 @@ export function spawnHelperMain(
   pipeDrainMs: number,
   waitGroupMs: number,
   captureTo: typeof captureStream,
+  join: (a: string, b: string) => string,
+  removeTree: typeof removeWalk,
 ): void {
   // `ps` shows this instead of the whole program text.
   process.title = 'skill-up spawn helper';
@@ -189,10 +203,21 @@ export function spawnHelperMain(
       setTimeout(() => process.exit(70), 200);
     }
   });
-  process.on('message', (m: HelperRunRequest | HelperCancelRequest) => {
+  process.on('message', (m: HelperRunRequest | HelperCancelRequest | HelperRemoveRequest) => {
     if (m.t === 'run') void run(m);
     else if (m.t === 'cancel') cancels.get(m.id)?.();
+    else if (m.t === 'remove') void remove(m);
   });
+
+  // One removal at a time, in order: a few at once would only compete for the same disk.
+  let removing: Promise<void> = Promise.resolve();
+  const remove = (q: HelperRemoveRequest): Promise<void> =>
+    (removing = removing.then(() =>
+      removeTree(fs, join, q.dir, 128, () => new Promise<void>((r) => setImmediate(r))).then(
+        () => send({ t: 'removed', id: q.id, result: { ok: true } }),
+        (e: unknown) => send({ t: 'removed', id: q.id, result: { ok: false, ...errorOf(e) } }),
+      ),
+    ));
 
   /** True while some process of group `pgid` is alive (zombies do not count). */
   const groupHasLiveMembers = async (pgid: number): Promise<boolean> => {

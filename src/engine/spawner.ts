@@ -20,7 +20,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { debuglog } from 'node:util';
-import { captureStream, GROUP_EXIT_WAIT_MS, PIPE_DRAIN_MS, spawnHelperMain, type HelperMessage, type HelperResult, type HelperRunRequest } from './spawn-helper.js';
+import { removeWalk } from '../runtime/remove-walk.js';
+import { captureStream, GROUP_EXIT_WAIT_MS, PIPE_DRAIN_MS, spawnHelperMain, type HelperMessage, type HelperRemoved, type HelperResult, type HelperRunRequest } from './spawn-helper.js';
 
 /** `NODE_DEBUG=skill-up` prints these lines on stderr (`SKILL-UP <pid>: …`). */
 const debug = debuglog('skill-up');
@@ -61,6 +62,8 @@ interface Helper {
   isReady: boolean;
   alive: boolean;
   calls: Map<number, Call>;
+  /** Removals sent and not yet answered: each resolves undefined if the helper ends first. */
+  removals: Map<number, (r: HelperRemoved | undefined) => void>;
   /** Calls waiting for `ready` or running: the helper keeps skill-up alive only while > 0. */
   users: number;
   nextId: number;
@@ -81,11 +84,11 @@ export function setSpawnHelperNode(path: string = process.execPath): void {
   retryAt = 0;
 }
 
-/** Helpers started and stderr messages received since skill-up started (for tests and diagnostics). */
-const counts = { starts: 0, stderrMessages: 0 };
+/** Helpers started, stderr messages received and trees the helper removed, since skill-up started (for tests and diagnostics). */
+const counts = { starts: 0, stderrMessages: 0, removals: 0 };
 
-/** A copy of the counts: helpers started (spawn attempts), stderr messages received. */
-export function spawnHelperStats(): { starts: number; stderrMessages: number } {
+/** A copy of the counts: helpers started (spawn attempts), stderr messages received, removals the helper answered. */
+export function spawnHelperStats(): { starts: number; stderrMessages: number; removals: number } {
   return { ...counts };
 }
 
@@ -94,9 +97,9 @@ export function spawnHelperPid(): number | undefined {
   return helper?.alive ? helper.child.pid : undefined;
 }
 
-/** The `node -e` program: the helper's function applied to the built-ins it uses and the capture function it shares with proc.ts. */
+/** The `node -e` program: the helper's function applied to the built-ins it uses, the capture function it shares with proc.ts and the remover it shares with src/runtime/removal.ts. */
 function program(): string {
-  return `(${spawnHelperMain.toString()})(require('node:child_process'), require('node:fs'), require('node:string_decoder'), ${PIPE_DRAIN_MS}, ${GROUP_EXIT_WAIT_MS}, ${captureStream.toString()})`;
+  return `(${spawnHelperMain.toString()})(require('node:child_process'), require('node:fs'), require('node:string_decoder'), ${PIPE_DRAIN_MS}, ${GROUP_EXIT_WAIT_MS}, ${captureStream.toString()}, require('node:path').join, ${removeWalk.toString()})`;
 }
 
 function hold(h: Helper, delta: number): void {
@@ -121,7 +124,7 @@ function start(): Helper | undefined {
     return undefined;
   }
   let readyRes!: (ok: boolean) => void;
-  const h: Helper = { child, ready: new Promise<boolean>((r) => (readyRes = r)), isReady: false, alive: true, calls: new Map(), users: 0, nextId: 1, last: '' };
+  const h: Helper = { child, ready: new Promise<boolean>((r) => (readyRes = r)), isReady: false, alive: true, calls: new Map(), removals: new Map(), users: 0, nextId: 1, last: '' };
   const stderr = child.stderr as Socket | null; // a pipe: a net.Socket, which can be unref'ed
   stderr?.on('data', (d: Buffer) => {
     if (h.last.length < 2000) h.last += d.toString('utf8').slice(0, 2000 - h.last.length);
@@ -138,6 +141,11 @@ function start(): Helper | undefined {
       return;
     }
     debug('the spawn helper (pid %d) ended: %s', child.pid, how);
+    // A removal in flight is done again by skill-up (removing what is already gone is nothing).
+    for (const [id, done] of h.removals) {
+      h.removals.delete(id);
+      done(undefined);
+    }
     for (const [id, call] of h.calls) {
       h.calls.delete(id);
       call.events.lost(call.pid);
@@ -186,6 +194,14 @@ function onMessage(h: Helper, m: HelperMessage, readyRes: (ok: boolean) => void)
       counts.stderrMessages++;
       h.calls.get(m.id)?.events.stderr(m.text);
       return;
+    case 'removed': {
+      const done = h.removals.get(m.id);
+      if (!done) return;
+      h.removals.delete(m.id);
+      counts.removals++;
+      done(m.result);
+      return;
+    }
     case 'done': {
       const call = h.calls.get(m.id);
       if (!call) return;
@@ -210,18 +226,20 @@ export function prewarmSpawnHelper(): void {
 /**
  * Runs one process through the helper, starting the helper when none runs. Resolves with the
  * helper's report once the process has ended and its pipes are drained; `undefined` when the
- * helper cannot be started (the caller then spawns the process itself). Aborting `signal` asks
+ * helper cannot be started, or is not ready yet and `waitForReady` is false (the caller then
+ * spawns the process itself). Aborting `signal` asks
  * the helper to kill the group (the result then says `cancelled`).
  *
  * @throws SpawnHelperError when the helper dies while the process runs (`events.lost` has been
  *   called first, so the caller can kill the group).
  */
-export async function runInHelper(req: Omit<HelperRunRequest, 't' | 'id'>, events: HelperCallEvents, signal?: AbortSignal): Promise<HelperResult | undefined> {
+export async function runInHelper(req: Omit<HelperRunRequest, 't' | 'id'>, events: HelperCallEvents, signal?: AbortSignal, waitForReady = true): Promise<HelperResult | undefined> {
   for (let attempt = 0; attempt < 2; attempt++) {
     if (Date.now() < retryAt) return undefined;
     if (!helper) helper = start();
     const h = helper;
     if (!h) return undefined;
+    if (!waitForReady && !h.isReady) return undefined;
     hold(h, 1);
     try {
       if (!(await h.ready)) return undefined;
@@ -249,4 +267,30 @@ function call(h: Helper, req: Omit<HelperRunRequest, 't' | 'id'>, events: Helper
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
   }).finally(() => signal?.removeEventListener('abort', onAbort));
+}
+
+/**
+ * Removes the folder tree `dir` in the spawn helper (src/runtime/remove-walk.ts, the same walk
+ * skill-up runs itself), if one is running and ready; never starts one. Resolves with the
+ * outcome (`ok`, or the file-system error's message and code), or `undefined` when no helper
+ * could do it (none ready, or it ended meanwhile): the caller then removes the tree itself.
+ * The helper keeps skill-up alive only while removals are in flight.
+ */
+export async function removeInHelper(dir: string): Promise<HelperRemoved | undefined> {
+  const h = helper;
+  if (!h?.alive || !h.isReady || !h.child.connected) return undefined;
+  const id = h.nextId++;
+  hold(h, 1);
+  try {
+    return await new Promise<HelperRemoved | undefined>((resolve) => {
+      h.removals.set(id, resolve);
+      h.child.send({ t: 'remove', id, dir }, (e) => {
+        if (!e) return;
+        h.removals.delete(id);
+        resolve(undefined);
+      });
+    });
+  } finally {
+    hold(h, -1);
+  }
 }

@@ -17,14 +17,10 @@ import { defaultOutputRoot } from './output.js';
  * Loads the suite to run: `loadSuite` as usual; with `auto`, a skill that has no eval.yaml but
  * an Anthropic `evals/evals.json` runs that file, converted in memory (said through `notice`).
  * Then expands `environment.env`: every value the suite hands to processes becomes a secret
- * to redact. The warnings are the caller's to print. `jobsWillRun` (not a dry run) starts the
- * spawn helper first, so it is ready by the first job.
+ * to redact. The warnings are the caller's to print.
  * @throws ConfigError for a suite with errors; UsageError for an environment variable that is required and unset.
  */
-export async function loadRunSuite(target: string | undefined, auto: boolean, notice: (line: string) => void, opts: { jobsWillRun?: boolean } = {}): Promise<Pick<LoadResult, 'suite' | 'warnings'>> {
-  // The spawn helper boots (about 50 ms of its own) while the suite loads, not after: a one-job
-  // run's engine starts that much sooner (issue 13). prepareRun's own call then finds it started.
-  if (opts.jobsWillRun) prepareProcesses();
+export async function loadRunSuite(target: string | undefined, auto: boolean, notice: (line: string) => void): Promise<Pick<LoadResult, 'suite' | 'warnings'>> {
   const loaded = await loadForRun(target, auto, notice);
   try {
     prepareSuiteEnv(loaded.suite);
@@ -33,6 +29,15 @@ export async function loadRunSuite(target: string | undefined, auto: boolean, no
     throw e;
   }
   return loaded;
+}
+
+/**
+ * Gets engine spawning ready for a run of about `jobs` engine processes, as soon as the plan is
+ * known (src/engine/proc.ts prepareProcesses): a small run spawns in process, a large one starts
+ * the spawn helper now, so it boots while the run prepares.
+ */
+export function prepareSpawning(jobs: number): void {
+  prepareProcesses(jobs);
 }
 
 async function loadForRun(target: string | undefined, auto: boolean, notice: (line: string) => void): Promise<Pick<LoadResult, 'suite' | 'warnings'>> {

@@ -5,84 +5,28 @@
  * the removal of another's workspace and no removal competes with the running jobs for more
  * than `concurrency` of libuv's threads.
  */
-import { chmodSync, lstatSync, readdirSync, rmdirSync, unlinkSync, type Dirent } from 'node:fs';
-import { rm, unlink } from 'node:fs/promises';
+import * as fsModule from 'node:fs';
 import path from 'node:path';
-import { FsBatch } from '../util/fs-batch.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { removeInHelper } from '../engine/spawner.js';
+import { FS_BATCH } from '../util/fs-batch.js';
+import { removeWalk } from './remove-walk.js';
 
 /**
- * Deletes `dir` and everything under it; a missing `dir` is nothing to do, a file or link at
- * `dir` is unlinked (a link is never followed: an agent may have put a link to a folder outside
- * in place of its workspace, its home or a folder in them). One `lstat` and one `readdir` (with
- * file types) per folder, one `unlink` per file or link, one `rmdir` per folder: no `lstat` per
- * file and no failed
- * `rmdir` first, as Node 20's `fs.rm` makes (measured with strace: 39 calls instead of 53 for a
- * workspace holding an installed 3-file skill, and its home; no `lstat` at all instead of 12).
- * A folder the agent made read-only is made writable (0700) and tried
- * again. What is left (an entry that appears meanwhile, an error this walk does not handle) is
- * handed to `fs.rm` with retries.
+ * Deletes `dir` and everything under it, never following a link (src/runtime/remove-walk.ts
+ * removeWalk has the rules). When skill-up's spawn helper is running and ready (a large run,
+ * src/engine/spawner.ts), the helper does the walk, so its system calls and their CPU are off
+ * skill-up's main thread (measured on 200 no-op jobs: the removals were about a sixth of the
+ * main thread's CPU); otherwise, or when the helper goes away meanwhile, skill-up does it here.
  *
  * @throws the file-system error when the tree cannot be removed (EACCES on a folder that
- *   cannot be made writable, EBUSY, …).
+ *   cannot be made writable, EBUSY, …), with its message and code, wherever it was removed.
  */
 export async function removeTree(dir: string): Promise<void> {
-  try {
-    await removeFolder(dir, new FsBatch());
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return;
-    if (code === 'ENOTDIR') {
-      await unlink(dir).catch((u: NodeJS.ErrnoException) => {
-        if (u.code !== 'ENOENT') throw u;
-      });
-      return;
-    }
-    // Something this walk does not handle: Node's own remover, which retries (EBUSY, ENOTEMPTY).
-    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
-  }
-}
-
-/**
- * Removes the folder `dir`; throws ENOTDIR when `dir` is not a folder (a link to one included),
- * which is then unlinked. Synchronous calls, a batch at a time (src/util/fs-batch.ts).
- */
-async function removeFolder(dir: string, batch: FsBatch): Promise<void> {
-  // readdir and chmod follow links: whatever is at `dir` now must be a real folder.
-  if (!lstatSync(dir).isDirectory()) throw Object.assign(new Error(`${dir} is not a folder`), { code: 'ENOTDIR' });
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EACCES') throw e;
-    chmodSync(dir, 0o700);
-    entries = readdirSync(dir, { withFileTypes: true });
-  }
-  await batch.tick(2);
-  let madeWritable = false;
-  for (const e of entries) {
-    const child = path.join(dir, e.name);
-    const once = async () => {
-      if (e.isDirectory()) return removeFolder(child, batch);
-      unlinkSync(child);
-      await batch.tick();
-    };
-    try {
-      await once();
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') continue;
-      // A read-only folder refuses unlinking its entries (as a non-root user).
-      if ((code === 'EACCES' || code === 'EPERM') && !madeWritable) {
-        madeWritable = true;
-        chmodSync(dir, 0o700);
-        await once();
-        continue;
-      }
-      throw err;
-    }
-  }
-  rmdirSync(dir);
-  await batch.tick();
+  const remote = await removeInHelper(dir);
+  if (remote === undefined) return removeWalk(fsModule, (a, b) => path.join(a, b), dir, FS_BATCH, () => nextTurn());
+  if (remote.ok) return;
+  throw Object.assign(new Error(remote.message), remote.code ? { code: remote.code } : {});
 }
 
 /** A removal that failed: the folder and the file-system error's message. */

@@ -5,7 +5,7 @@
  * and ajv's schema compiler, since `npm run build` writes the validators as standalone code)
  * must not be among them.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -80,6 +80,23 @@ describe('start-up loads only what the command uses', () => {
       for (const pkg of ['yaml', 'picomatch', 're2js', 'fastest-levenshtein']) expect(r.modules.filter((m) => m.includes(`/node_modules/${pkg}/`)), pkg).toEqual([]);
       const found = HEAVY.flatMap(([re, what]) => r.modules.filter((m) => re.test(m)).slice(0, 1).map((m) => `${what}: ${m}`));
       expect(found).toEqual([]);
+    });
+  }
+});
+
+describe("start-up loads Node's heavy built-ins only when used (scripts/bundle.mjs LAZY_BUILTINS)", () => {
+  for (const args of [['run', '<skill>', '--dry-run'], ['validate', '<skill>']]) {
+    it(`skill-up ${args.join(' ')}: no node:child_process, node:http, node:https or node:zlib`, async () => {
+      const dir = suite();
+      const out = join(dir, '..', 'builtins.txt');
+      const preload = join(dir, '..', 'record-builtins.cjs');
+      writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`);
+      const r = await runCli(args.map((a) => (a === '<skill>' ? dir : a)), { env: { NODE_OPTIONS: `--require="${preload}"` } });
+      expect(r.code, r.stderr).toBe(0);
+      const builtins = readFileSync(out, 'utf8').split('\n');
+      // The recorder works: a built-in every command loads is there.
+      expect(builtins).toContain('NativeModule fs/promises');
+      for (const m of ['child_process', 'http', 'https', 'zlib']) expect(builtins, m).not.toContain(`NativeModule ${m}`);
     });
   }
 });

@@ -150,7 +150,8 @@ describe.runIf(process.platform === 'linux')('the spawn helper', () => {
       'evals/cases/c2.yaml': 'input: { prompt: case-2 }\nexpect: { must_contain: [done] }\n',
     });
     const out = join(dir, 'out');
-    const cli = spawn(process.execPath, [BIN, 'run', skill, '--output-dir', out], { env: { ...process.env, CI: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    // A two-job run spawns in process by default (src/engine/proc.ts HELPER_MIN_PROCESSES): =1 makes it use the helper.
+    const cli = spawn(process.execPath, [BIN, 'run', skill, '--output-dir', out], { env: { ...process.env, CI: '1', SKILL_UP_SPAWN_HELPER: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     cli.stderr.on('data', (d) => (stderr += d));
     const closed = new Promise<number | null>((res) => cli.on('close', res));
@@ -167,5 +168,75 @@ describe.runIf(process.platform === 'linux')('the spawn helper', () => {
     expect(by.c1!.reason).toMatch(/spawn helper \(pid \d+\) ended unexpectedly \(killed by SIGKILL\)/);
     expect(by.c2!.status).toBe('pass');
     expect(pids.filter(alive)).toEqual([]);
+  });
+});
+
+describe.runIf(process.platform === 'linux')("who spawns a run's engines (src/engine/proc.ts prepareProcesses)", () => {
+  /** Runs a suite of `cases` × `trials` jobs whose engine records its parent's pid; the CLI's pid and the parents seen. */
+  async function parents(cases: number, trials: number, env: Record<string, string> = {}): Promise<{ cli: number; ppids: number[] }> {
+    const dir = mkdtempSync(join(tmpdir(), 'su-spawn-mode-'));
+    const files: Record<string, string> = {
+      'evals/agent.sh': ['#!/bin/sh', `echo $PPID >> "${dir}/ppids"`, 'echo done', ''].join('\n'),
+      'evals/eval.yaml': ['schema_version: v1alpha1', 'engine:', '  name: cheap', '  custom:', '    transport: local', '    response_format: text', '    local: { command: ./evals/agent.sh, args: [] }', 'cases:', '  files: [evals/cases/*.yaml]', '  parallelism: 4', `trials: ${trials}`].join('\n'),
+    };
+    for (let i = 0; i < cases; i++) files[`evals/cases/c${i}.yaml`] = `input: { prompt: case-${i} }\nexpect: { must_contain: [done] }\n`;
+    const skill = writeSkill(files);
+    const cli = spawn(process.execPath, [BIN, 'run', skill, '--output-dir', join(dir, 'out')], { env: { ...process.env, CI: '1', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    cli.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise<number | null>((res) => cli.on('close', res));
+    expect(code, stderr).toBe(0);
+    return { cli: cli.pid!, ppids: readFileSync(join(dir, 'ppids'), 'utf8').trim().split('\n').map(Number) };
+  }
+
+  it('a one-job run starts no helper: skill-up spawns its engine itself', { timeout: 60_000 }, async () => {
+    const { cli, ppids } = await parents(1, 1);
+    expect(ppids).toEqual([cli]);
+  });
+
+  it('SKILL_UP_SPAWN_HELPER=1: even a one-job run spawns through the helper', { timeout: 60_000 }, async () => {
+    const { cli, ppids } = await parents(1, 1, { SKILL_UP_SPAWN_HELPER: '1' });
+    expect(ppids).toHaveLength(1);
+    expect(ppids[0]).not.toBe(cli);
+  });
+
+  it('a large run spawns through one helper once it is ready (the first engines may start in process meanwhile)', { timeout: 90_000 }, async () => {
+    const { cli, ppids } = await parents(4, 6);
+    expect(ppids).toHaveLength(24);
+    const others = [...new Set(ppids.filter((p) => p !== cli))];
+    expect(others, 'one helper spawned the rest').toHaveLength(1);
+    expect(ppids.filter((p) => p === others[0]).length, 'most engines go through the helper').toBeGreaterThan(12);
+  });
+});
+
+describe.runIf(process.platform === 'linux')('removing workspaces in the helper (src/runtime/removal.ts removeTree)', () => {
+  it('a ready helper removes the tree with the same rules: links never followed, read-only folders made writable', { timeout: 30_000 }, async () => {
+    const { removeTree } = await import('../../src/runtime/removal.js');
+    const { chmodSync, mkdirSync, symlinkSync, writeFileSync } = await import('node:fs');
+    const dir = mkdtempSync(join(tmpdir(), 'su-helper-rm-'));
+    // A call through the helper first: it is running and ready afterwards.
+    const r = await runProcess('/bin/true', [], { cwd: dir, env: { PATH: process.env.PATH }, stdoutFile: join(dir, 'o'), stderrFile: join(dir, 'e'), timeoutMs: 10_000 });
+    expect(r.exitCode).toBe(0);
+    expect(spawnHelperPid()).toBeGreaterThan(0);
+    const outside = join(dir, 'outside');
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'keep.txt'), 'mine');
+    const ws = join(dir, 'ws');
+    mkdirSync(join(ws, 'a/ro'), { recursive: true });
+    writeFileSync(join(ws, 'a/ro/f.txt'), 'x');
+    chmodSync(join(ws, 'a/ro'), 0o500);
+    symlinkSync(outside, join(ws, 'to-outside'));
+    const before = spawnHelperStats().removals;
+    await removeTree(ws);
+    expect(spawnHelperStats().removals, 'removed by the helper').toBe(before + 1);
+    expect(existsSync(ws)).toBe(false);
+    expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('mine');
+    // A link in place of the folder itself is unlinked, its target kept.
+    symlinkSync(outside, join(dir, 'swapped'));
+    await removeTree(join(dir, 'swapped'));
+    expect(existsSync(join(dir, 'swapped'))).toBe(false);
+    expect(existsSync(join(outside, 'keep.txt'))).toBe(true);
+    // Nothing there: nothing to do.
+    await expect(removeTree(join(dir, 'missing'))).resolves.toBeUndefined();
   });
 });
