@@ -22,6 +22,8 @@ import { dirname } from 'node:path';
 
 // Node accepts numeric open flags; @types/node types them as strings.
 const FLAGS = constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+/** For a file that must not exist yet (in a folder just made): O_EXCL, so no FIFO, device or link can be there. */
+const NEW_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** Reused for the comparison of an existing file (these files are a few KB). */
 let scratch = Buffer.alloc(64 * 1024);
@@ -50,6 +52,8 @@ export function writeSmallFileSync(file: string, text: string, opts: { mkdir?: b
   if (opts.mkdir && opts.hint?.missing) {
     try {
       mkdirSync(dirname(file));
+      // A folder made just now holds nothing: the file is created without looking at one there.
+      if (writeNewFile(file, body)) return true;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') opts.hint.missing = false;
@@ -75,6 +79,32 @@ export function writeSmallFileSync(file: string, text: string, opts: { mkdir?: b
       off += n;
     }
     if (st.size > body.length) ftruncateSync(fd, body.length);
+    return true;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Creates `file` holding `body` (O_EXCL: never an existing file, nor through a link); false
+ * when something is already there (another writer made it meanwhile: the caller then
+ * overwrites it as usual). Saves a fresh folder's file the fstat and the size check.
+ * @throws the system error of the open or write.
+ */
+function writeNewFile(file: string, body: Buffer): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, NEW_FLAGS, 0o666);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+  try {
+    for (let off = 0; off < body.length; ) {
+      const n = writeSync(fd, body, off, body.length - off, off);
+      if (n <= 0) throw Object.assign(new Error(`short write to ${file}`), { code: 'EIO' });
+      off += n;
+    }
     return true;
   } finally {
     closeSync(fd);

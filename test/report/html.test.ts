@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderHtmlReport } from '../../src/report/html/index.js';
-import { buildReportData, clip, LIMITS, scriptSafeJson, type ReportData } from '../../src/report/html/data.js';
+import { renderHtmlPieces, renderHtmlReport } from '../../src/report/html/index.js';
+import { buildReportData, clip, LIMITS, reportDataPieces, scriptSafeJson, type ReportData } from '../../src/report/html/data.js';
 import { fmtInt, fmtMs, fmtPct, fmtPts, fmtTokens, fmtUsd } from '../../src/report/html/format.js';
 import { engineOrder } from '../../src/report/html/view.js';
 import { packageRoot } from '../../src/util/package-root.js';
@@ -176,6 +176,19 @@ describe('renderHtmlReport', () => {
     const small = syntheticRun({ cases: 2, trials: 1 }).doc;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(small)], { encoding: 'utf8' });
     expect(Number(out)).toBeGreaterThan(10_000);
+  });
+});
+
+describe('renderHtmlPieces', () => {
+  it('gives the page of renderHtmlReport in pieces, the embedded data row by row', () => {
+    const { doc, transcripts } = syntheticRun({ cases: 40, engines: ['claude_code', 'codex'], trials: 3, seed: 5 });
+    doc.jobs[3]!.final_message = `${INJECT} \u2028 \u2029 & more`;
+    const pieces = [...renderHtmlPieces(doc, { transcripts })];
+    expect(pieces.join('')).toBe(renderHtmlReport(doc, { transcripts }));
+    expect(pieces.length).toBeGreaterThan(3);
+    expect([...reportDataPieces(doc, engineOrder(doc), transcripts)].join('')).toBe(scriptSafeJson(buildReportData(doc, engineOrder(doc), transcripts)));
+    const empty = { ...doc, jobs: [] };
+    expect([...reportDataPieces(empty, [])].join('')).toBe(scriptSafeJson(buildReportData(empty, [])));
   });
 });
 

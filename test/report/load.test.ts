@@ -83,6 +83,17 @@ describe('parseResultDoc', () => {
 });
 
 describe('loadResultDoc', () => {
+  it('reads ASCII and UTF-8 files alike (non-ASCII text, a byte order mark refused as before)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'su-load-enc-'));
+    for (const reason of ['plain ascii', 'café ✓ – 日本語 😀']) {
+      const doc = makeDoc([makeResult({ id: 'e/with_skill/run-1', caseId: 'e', status: 'error', reason })]);
+      writeFileSync(join(dir, 'result.json'), text(doc));
+      expect((await loadResultDoc(dir)).doc).toEqual(JSON.parse(text(doc)));
+    }
+    writeFileSync(join(dir, 'result.json'), `\uFEFF${text(makeDoc([]))}`);
+    await expect(loadResultDoc(dir)).rejects.toThrow(/not valid JSON/);
+  });
+
   it('reads a file, or the result.json of a folder, and says when neither exists', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'su-load-'));
     writeFileSync(join(dir, 'result.json'), text(makeDoc([makeResult()])));

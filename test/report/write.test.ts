@@ -5,6 +5,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseResultDoc } from '../../src/report/load.js';
 import { parseFormats } from '../../src/cli/report.js';
 import { REPORT_FORMATS, writeDocReports, writeReports } from '../../src/report/write.js';
+import { buildBenchmarks } from '../../src/report/benchmark.js';
+import { renderHtmlPieces, renderHtmlReport } from '../../src/report/html/index.js';
+import { jsonText } from '../../src/util/out.js';
+import { redactor } from '../../src/util/redact.js';
+import { syntheticRun } from './fixtures/synthetic-run.js';
 import { job, makeDoc, makeMeta, makeResult } from './helpers.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'su-write-'));
@@ -57,6 +62,28 @@ describe('writeReports / writeDocReports', () => {
       expect(t, f).not.toContain('sk-very-secret-value-123');
     }
     expect(read(join(dir, 'c/with_skill/run-1/grading.json'))).toContain('[REDACTED]');
+  });
+
+  it('streams report.html and benchmark.json piece by piece into exactly the bytes of their whole texts, secrets redacted', async () => {
+    process.env.SU_TEST_API_KEY = 'sk-very-secret-value-123';
+    const { doc } = syntheticRun({ cases: 30, engines: ['claude_code', 'codex'], trials: 2, seed: 3 });
+    doc.jobs[5]!.final_message = 'my key is sk-very-secret-value-123 </script> & \u2028';
+    doc.jobs[40]!.assertions.push({ text: 'no key', passed: false, evidence: 'found sk-very-secret-value-123' });
+    const dir = tmp();
+    const { skipped } = await writeDocReports(dir, doc, ['benchmark', 'html']);
+    expect(skipped).toEqual([]);
+    const html = read(join(dir, 'report.html'));
+    expect(html).toBe(redactor().redact(renderHtmlReport(doc)));
+    expect(html).not.toContain('sk-very-secret-value-123');
+    expect([...renderHtmlPieces(doc)].length).toBeGreaterThan(3);
+    const texts = buildBenchmarks(doc).map((b) => {
+      const text = read(join(dir, b.root, 'benchmark.json'));
+      expect(text).toBe(jsonText(b.benchmark, 2, true));
+      return text;
+    });
+    expect(texts).toHaveLength(2);
+    expect(texts.join('')).toContain('[REDACTED]');
+    expect(texts.join('')).not.toContain('sk-very-secret-value-123');
   });
 
   it('refuses job folders that leave the report folder, and still writes the other formats', async () => {

@@ -150,6 +150,30 @@ function transcriptTurns(t: unknown): Map<number, TranscriptTurnView> {
  * @param engineOrder engine names in column order (every engine of `doc.jobs` must be in it).
  */
 export function buildReportData(doc: ResultDoc, engineOrder: string[], transcripts: Record<string, unknown> = {}): ReportData {
+  const b = reportDataBuilder(engineOrder, transcripts);
+  const jobs = doc.jobs.map(b.rowOf);
+  return b.finish(jobs);
+}
+
+/**
+ * The script-safe JSON text of {@link buildReportData} (see {@link scriptSafeJson}) in pieces,
+ * the same bytes as `scriptSafeJson(buildReportData(doc, engineOrder, transcripts))`. Each job's
+ * row is serialised as soon as it is built, so a 10,000-job run holds its rows' text (a few MB)
+ * rather than their objects and the whole text and its escaped copies at once.
+ */
+export function* reportDataPieces(doc: ResultDoc, engineOrder: string[], transcripts: Record<string, unknown> = {}): Generator<string> {
+  const b = reportDataBuilder(engineOrder, transcripts);
+  // The string table comes first in the text but is complete only once every row is built.
+  const rows = doc.jobs.map((job) => scriptSafeJson(b.rowOf(job)));
+  // `{…,"j":[]}` with the rows spliced into the brackets (`j` is ReportData's last key).
+  yield scriptSafeJson(b.finish([])).slice(0, -2);
+  const CHUNK = 256;
+  for (let i = 0; i < rows.length; i += CHUNK) yield `${i ? ',' : ''}${rows.slice(i, i + CHUNK).join(',')}`;
+  yield ']}';
+}
+
+/** Builds the rows of {@link ReportData} one job at a time, sharing one string table. */
+function reportDataBuilder(engineOrder: string[], transcripts: Record<string, unknown>): { rowOf: (job: ResultDoc['jobs'][number]) => JobRow; finish: (jobs: JobRow[]) => ReportData } {
   const s: string[] = [];
   const index = new Map<string, number>();
   const S = (v: string | undefined | null): Sx => {
@@ -169,7 +193,7 @@ export function buildReportData(doc: ResultDoc, engineOrder: string[], transcrip
   const engines = new Map(engineOrder.map((e, i) => [e, i]));
   const cases = new Map<string, number>();
   const variants = new Set<0 | 1>();
-  const jobs: JobRow[] = doc.jobs.map((job) => {
+  const rowOf = (job: ResultDoc['jobs'][number]): JobRow => {
     let ci = cases.get(job.case_id);
     if (ci === undefined) cases.set(job.case_id, (ci = cases.size));
     const ei = engines.get(job.engine);
@@ -218,8 +242,8 @@ export function buildReportData(doc: ResultDoc, engineOrder: string[], transcrip
     const row: JobRow = [ci, ei, variant, job.trial, STATUS[job.status], job.duration_ms, job.tokens.total, job.cost_usd ?? null, T(job.reason), detail];
     if (job.cost_usd !== undefined && job.cost_estimated) row.push(1);
     return row;
-  });
-  return { v: 1, s, e: engineOrder, c: [...cases.keys()], vs: variants.has(1) ? [0, 1] : [0], j: jobs };
+  };
+  return { rowOf, finish: (jobs) => ({ v: 1, s, e: engineOrder, c: [...cases.keys()], vs: variants.has(1) ? [0, 1] : [0], j: jobs }) };
 }
 
 /**

@@ -1,2 +1,2 @@
 /** The self-contained HTML report (design.md, `report/`): `renderHtmlReport(resultDoc)` → HTML text. */
-export { prepareHtmlReport, renderHtmlReport } from './render.js';
+export { prepareHtmlReport, renderHtmlPieces, renderHtmlReport } from './render.js';

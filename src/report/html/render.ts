@@ -16,7 +16,7 @@
  * `textContent` (never `innerHTML`), and a Content-Security-Policy allows only the page's own
  * inline script and style (by SHA-256 hash) and no network request at all.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import type Handlebars from 'handlebars';
 import { packageRoot } from '../../util/package-root.js';
 import type { ResultDoc } from '../result-json.js';
-import { buildReportData, scriptSafeJson } from './data.js';
+import { buildReportData, reportDataPieces, scriptSafeJson } from './data.js';
 import { buildView, engineOrder, runStats, type ReportView } from './view.js';
 import { PRECOMPILED_FILE, readTemplateSources, TEMPLATE_OPTIONS, templatesHash } from './templates.js';
 
@@ -162,6 +162,29 @@ export function loadTemplates(precompiledFile: string | null = fileURLToPath(new
  */
 export function renderHtmlReport(doc: ResultDoc, opts: HtmlReportOptions = {}): string {
   return renderWith(load(), doc, opts);
+}
+
+/**
+ * {@link renderHtmlReport}'s text in pieces (the same bytes joined), for writing a large run's
+ * page without holding it whole: the page is rendered around a placeholder for the embedded
+ * data, which then comes row by row ({@link reportDataPieces}). Rendered whole, as
+ * {@link renderHtmlReport} does, should the placeholder not occur exactly once in the page.
+ */
+export function* renderHtmlPieces(doc: ResultDoc, opts: HtmlReportOptions = {}): Generator<string> {
+  const { template, css, js, csp } = load();
+  const engines = engineOrder(doc);
+  const view = buildView(doc, engines, runStats(doc));
+  // A random token: no run data can contain it by chance.
+  const mark = `\u0000skill-up-data-${randomBytes(12).toString('hex')}\u0000`;
+  const page = template({ ...view, css, js, data: mark, csp });
+  const at = page.indexOf(mark);
+  if (at < 0 || page.indexOf(mark, at + 1) >= 0) {
+    yield renderWith(load(), doc, opts);
+    return;
+  }
+  yield page.slice(0, at);
+  yield* reportDataPieces(doc, engines, opts.transcripts);
+  yield page.slice(at + mark.length);
 }
 
 /** {@link renderHtmlReport} with the given templates. @internal exported for tests. */
