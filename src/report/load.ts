@@ -1,16 +1,21 @@
 /**
  * Reading a saved result.json back (for `skill-up report`): JSON syntax, then the file's
  * identity (a skill-up result.json of a schema version this code reads), then the full JSON
- * Schema (`schemas/result.schema.json`, ajv, draft 2020-12), then the shape of `summary`
+ * Schema (`schemas/result.schema.json`, ajv, draft 2020-12: the validator `npm run build` wrote
+ * as standalone code when it is fresh, else compiled at first use), then the shape of `summary`
  * (which the schema leaves open: the keys every report reads, see `SUMMARY_SHAPE`). A wrong file gets one message saying what the file looks
  * like and what was expected: a skill-creator benchmark.json or grading.json, an Anthropic
  * evals.json, an alibaba/skill-up result.json, a result.json of another schema version.
  */
 import { isAscii } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { fileURLToPath } from 'node:url';
+import { runInThisContext } from 'node:vm';
+import type { ErrorObject, Name, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { createAjv } from '../config/schema.js';
 import { packageRoot } from '../util/package-root.js';
 import { RESULT_SCHEMA_VERSION, type ResultDoc } from './result-json.js';
@@ -18,17 +23,118 @@ import { RESULT_SCHEMA_VERSION, type ResultDoc } from './result-json.js';
 /** A file that is not a readable skill-up result.json. The message is for the user as is. */
 export class ResultFileError extends Error {}
 
-let validator: ValidateFunction | undefined;
+const require = createRequire(import.meta.url);
 
-function compile(): ValidateFunction {
-  if (validator) return validator;
-  const file = path.join(packageRoot(), 'schemas', 'result.schema.json');
-  const schema = JSON.parse(readFileSync(file, 'utf8')) as object;
-  const ajv = createAjv({ allErrors: true, strict: true, allowUnionTypes: true });
+/**
+ * The file `npm run build` writes the result schema's validator to, as ajv standalone code
+ * (scripts/build-validators.mjs): beside this module, so dist/ has it and src/ (vitest) does
+ * not. Not bundled (scripts/bundle.mjs): only a command that reads a result.json needs it, and
+ * it is read at that first use, so start-up does not pay for it.
+ */
+export const GENERATED_RESULT_VALIDATOR = fileURLToPath(new URL('./result-validator.generated.cjs', import.meta.url));
+
+/** Bump when the generated file's layout changes: an older file's fingerprint no longer matches. */
+const GENERATOR_VERSION = 1;
+
+/** The options of result.json's ajv: part of the fingerprint, so a change here refuses an older generated file. */
+const AJV_OPTIONS = { allErrors: true, strict: true, allowUnionTypes: true } as const satisfies Options;
+
+/**
+ * The formats the result schema uses that ajv does not know by itself. The generated code does
+ * not copy them: it reads them from the `formats` its loader passes in ({@link resultValidatorFromCode}),
+ * so both paths run these very functions.
+ */
+const FORMATS: Record<string, (s: string) => boolean> = {
   // RFC 3339 date-time, as `new Date().toISOString()` writes it (and any offset form).
-  ajv.addFormat('date-time', (s: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(s) && !Number.isNaN(Date.parse(s)));
-  validator = ajv.compile(schema);
+  'date-time': (s) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(s) && !Number.isNaN(Date.parse(s)),
+};
+
+/** The name the generated code finds {@link FORMATS} under (a parameter of its module wrapper). */
+const FORMATS_NAME = 'resultFormats';
+
+let validator: ValidateFunction | undefined;
+let schemaText: string | undefined;
+
+/** The text of schemas/result.schema.json, read once. */
+function resultSchemaText(): string {
+  schemaText ??= readFileSync(path.join(packageRoot(), 'schemas', 'result.schema.json'), 'utf8');
+  return schemaText;
+}
+
+/** The result schema's validator: the generated one when it is there and fresh, else compiled (about 250 ms). */
+function compile(): ValidateFunction {
+  validator ??= loadGeneratedResultValidator() ?? compileResultValidator();
   return validator;
+}
+
+function ajvWith(options: Options): ReturnType<typeof createAjv> {
+  const ajv = createAjv(options);
+  for (const [name, check] of Object.entries(FORMATS)) ajv.addFormat(name, check);
+  return ajv;
+}
+
+/** The result schema compiled at run time (the slow path: ajv's code generator). */
+export function compileResultValidator(): ValidateFunction {
+  return ajvWith(AJV_OPTIONS).compile(JSON.parse(resultSchemaText()) as object);
+}
+
+/**
+ * What the generated validator must have been built from: a sha256 (hex) over the generator's
+ * version, ajv's version, the options, the formats' names and the schema file's text.
+ */
+export function resultSchemaFingerprint(): string {
+  const ajvVersion = (JSON.parse(readFileSync(require.resolve('ajv/package.json'), 'utf8')) as { version: string }).version;
+  const inputs = { generator: GENERATOR_VERSION, ajv: ajvVersion, options: AJV_OPTIONS, formats: Object.keys(FORMATS) };
+  return createHash('sha256').update(JSON.stringify(inputs)).update('\0').update(resultSchemaText()).digest('hex');
+}
+
+/**
+ * The source of {@link GENERATED_RESULT_VALIDATOR}: ajv standalone code (CommonJS) exporting
+ * `result` (the validator) and `fingerprint` ({@link resultSchemaFingerprint}). Written by
+ * scripts/build-validators.mjs; deterministic for the same schema, ajv and options.
+ */
+export function resultValidatorCode(): string {
+  const codegen = require('ajv/dist/2020.js') as { Name: typeof Name };
+  const ajv = ajvWith({ ...AJV_OPTIONS, code: { source: true, formats: new codegen.Name(FORMATS_NAME) } });
+  const schema = JSON.parse(resultSchemaText()) as { $id: string };
+  ajv.addSchema(schema);
+  const standalone = require('ajv/dist/standalone/index.js') as { default: (ajv: unknown, refs: Record<string, string>) => string };
+  return `// Generated by scripts/build-validators.mjs from schemas/result.schema.json (ajv standalone code): do not edit.\n${standalone.default(ajv, { result: schema.$id })}\nexports.fingerprint = ${JSON.stringify(resultSchemaFingerprint())};\n`;
+}
+
+/**
+ * The validator of a generated file (`file`, default {@link GENERATED_RESULT_VALIDATOR}), or
+ * undefined when there is none, it cannot be read or run, or its fingerprint is not the
+ * current one (a stale file is never used).
+ */
+export function loadGeneratedResultValidator(file: string = GENERATED_RESULT_VALIDATOR): ValidateFunction | undefined {
+  let code: string;
+  try {
+    code = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Checked before the code runs: a stale file is not even compiled.
+  if (/^exports\.fingerprint = "([0-9a-f]{64})";$/m.exec(code)?.[1] !== resultSchemaFingerprint()) return undefined;
+  try {
+    return resultValidatorFromCode(code, file);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs standalone validator code (as {@link resultValidatorCode} writes it) as a CommonJS
+ * module whose `require` resolves from this module (ajv's runtime helpers) and that sees
+ * {@link FORMATS}. @throws Error when the code fails or exports no validator
+ */
+export function resultValidatorFromCode(code: string, filename = GENERATED_RESULT_VALIDATOR): ValidateFunction {
+  const module = { exports: {} as Record<string, unknown> };
+  const fn = runInThisContext(`(function (exports, require, module, ${FORMATS_NAME}) {${code}\n})`, { filename }) as (e: unknown, r: NodeJS.Require, m: unknown, f: unknown) => void;
+  fn(module.exports, require, module, FORMATS);
+  const v = module.exports.result;
+  if (typeof v !== 'function') throw new Error('generated result validator: no `result` export');
+  return v as ValidateFunction;
 }
 
 const EXPECTED = 'expected a skill-up result.json (written by `skill-up run` into its iteration folder)';
@@ -70,8 +176,9 @@ export async function loadResultDoc(file: string, opts: { journal?: boolean } = 
     }
     target = inside;
   }
-  // The schema is compiled before the file is read, so the compiler's garbage (about 20 MB) is
-  // reused rather than added to the peak of a large document's text and parsed value.
+  // The schema is compiled (when no generated validator is in force) before the file is read, so
+  // the compiler's garbage (about 20 MB) is reused rather than added to the peak of a large
+  // document's text and parsed value.
   compile();
   // No variable holds the text: it is garbage as soon as it is parsed, before the schema check.
   return { doc: checkResultData(parseJson(readText(target, file), file), file), file: target };
