@@ -22,7 +22,7 @@ import { turnText, withFullText } from '../judge/text.js';
 import { boundTurnText } from '../engine/final-text.js';
 import type { Assertion, Grading } from '../judge/types.js';
 import type { JobEvents, JobResult, TurnResult } from './types.js';
-import { droppedToolCalls, MAX_TOOL_CALLS_PER_TURN, MAX_TOOL_IO_CHARS_PER_TURN, TOOL_PREVIEW_CHARS } from './types.js';
+import { droppedToolCalls, INTERRUPTED, MAX_TOOL_CALLS_PER_TURN, MAX_TOOL_IO_CHARS_PER_TURN, TOOL_PREVIEW_CHARS } from './types.js';
 import { makeJobFolder, removePlantedLinks } from '../util/contain.js';
 import { priceResult } from '../cost/estimate.js';
 import { suiteEnvOf } from '../engine/env.js';
@@ -88,7 +88,7 @@ export async function runJobOnce(job: Job, env: JobEnv, attempt: number): Promis
     return await attemptJob(job, env, attempt, started, finished);
   } catch (e) {
     const result = blankResult(job, attempt, started, env.skills[0]?.name);
-    result.reason = env.signal.aborted ? 'run interrupted' : `internal error of skill-up while running the job: ${(e as Error)?.message ?? String(e)}`;
+    result.reason = env.signal.aborted ? INTERRUPTED : `internal error of skill-up while running the job: ${(e as Error)?.message ?? String(e)}`;
     if (env.signal.aborted) result.status = 'skipped';
     result.durationMs = Date.now() - started;
     if (!finished.done) {
@@ -302,7 +302,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     if (!result.behaviour) delete result.behaviour;
   } catch (e) {
     result.status = 'error';
-    result.reason = env.signal.aborted ? 'run interrupted' : (e as Error).message;
+    result.reason = env.signal.aborted ? INTERRUPTED : (e as Error).message;
   } finally {
     clearTimeout(deadlineTimer);
     env.signal.removeEventListener('abort', onRunAbort);
@@ -337,7 +337,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
   if (env.signal.aborted && result.status === 'error') {
     // Stopped by Ctrl-C: not measured, so not counted as an error.
     result.status = 'skipped';
-    result.reason = 'run interrupted';
+    result.reason = INTERRUPTED;
   }
   // Notes (planted links removed, artifacts skipped, tool calls dropped) are shown with the reason.
   if (result.notes?.length) result.reason = [result.reason, ...result.notes].filter(Boolean).join('; ');
@@ -489,7 +489,8 @@ async function converse(
         const deadlineHit = Date.now() >= deadline - 100;
         const reason = deadlineHit && outcome.timeout ? `case timed out after ${job.case.timeoutSeconds} s waiting for the user simulator in turn ${index} (raise timeout_seconds in the case's constraints or in cases.defaults)` : outcome.reason;
         result.turns.push(sourced(emptyTurn(index, '', 'error', reason)));
-        return ended('error', { status: ctx.signal.aborted && !deadlineHit ? 'skipped' : 'error', assertions: [], reason });
+        const interrupted = ctx.signal.aborted && !deadlineHit;
+        return ended('error', interrupted ? { status: 'skipped', assertions: [], reason: INTERRUPTED } : { status: 'error', assertions: [], reason });
       }
       if (outcome.action === 'stop') {
         stopReason = outcome.reason ? `simulator_stop: ${outcome.reason}` : 'simulator_stop';
@@ -542,7 +543,10 @@ async function converse(
       if (t.error) {
         const reason = turnErrorReason(t.error, index, job.case.timeoutSeconds, Date.now() >= deadline - 100, spec.timeoutSeconds);
         turn.reason = reason;
-        return ended('error', { status: t.error.kind === 'cancelled' && ctx.signal.aborted && Date.now() < deadline - 100 ? 'skipped' : 'error', assertions: [], reason });
+        // Stopped by Ctrl-C: not measured. The job's reason is exactly `run interrupted`, which
+        // `run --resume` runs again (src/run/resume.ts); the turn keeps its own wording.
+        const interrupted = t.error.kind === 'cancelled' && ctx.signal.aborted && Date.now() < deadline - 100;
+        return ended('error', interrupted ? { status: 'skipped', assertions: [], reason: INTERRUPTED } : { status: 'error', assertions: [], reason });
       }
       sessionId = t.sessionId ?? sessionId;
       // What the simulator reads of this turn: the message sent and the agent's final answer.

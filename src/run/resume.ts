@@ -19,7 +19,7 @@ import { decide, DEFAULT_DECISION, type DecisionConfig } from '../gate/index.js'
 import type { Job } from '../plan/plan.js';
 import { buildResultJson, trialsOf, type ResultDoc, type RunMeta } from '../report/result-json.js';
 import { readJournal, type JournalContents, type JournalHeader } from './journal.js';
-import type { JobResult } from './types.js';
+import { wasInterrupted, type JobResult } from './types.js';
 
 /** The journal's format version (the header's `format`). */
 export const JOURNAL_FORMAT = 1;
@@ -182,7 +182,7 @@ export function describeSuiteChange(before?: Record<string, string>, after?: Rec
  * interrupt (`skipped`, reason `run interrupted`), are run again.
  */
 export function isFinished(r: JobResult): boolean {
-  return r.status === 'pass' || r.status === 'fail' || (r.status === 'skipped' && r.reason !== 'run interrupted');
+  return r.status === 'pass' || r.status === 'fail' || (r.status === 'skipped' && !wasInterrupted(r));
 }
 
 /** The journal result of `job`: same id, and the same case, engine, variant and trial. */

@@ -163,3 +163,14 @@ export interface JobEvents {
   judgeStarted(job: Job, attempt: number, judge: JudgeRef): void;
   judgeFinished(job: Job, attempt: number, judge: JudgeRef, outcome: { status: string; reason?: string; assertions: { passed: boolean }[]; usage?: TokenUsage }, durationMs: number): void;
 }
+
+/**
+ * The reason of every job stopped by an interrupt (Ctrl-C): status `skipped`, never a pass, a
+ * fail or an error; `run --resume` runs exactly these again (src/run/resume.ts).
+ */
+export const INTERRUPTED = 'run interrupted';
+
+/** True for a job an interrupt stopped (reason {@link INTERRUPTED}, perhaps followed by `; <notes>`). */
+export function wasInterrupted(r: Pick<JobResult, 'status' | 'reason'>): boolean {
+  return r.status === 'skipped' && (r.reason === INTERRUPTED || r.reason?.startsWith(`${INTERRUPTED}; `) === true);
+}

@@ -186,6 +186,41 @@ describe('run --resume after SIGKILL (built CLI)', () => {
     expect(readFileSync(join(dir, 'journal.jsonl'), 'utf8')).toContain('[REDACTED]');
   });
 
+  it('Ctrl-C mid-turn: the jobs it stopped are `skipped` with reason `run interrupted`, and --resume runs exactly those again (found by the newcomer check)', async () => {
+    const { skill, root, starts } = suite();
+    const markers = join(root, 'markers');
+    mkdirSync(markers);
+    writeFileSync(join(markers, 'c1-flaked'), ''); // every job passes when it runs to its end
+    const out = join(root, 'out');
+    const dir = join(out, 'iteration-1');
+    let interrupted = false;
+    const first = await runCli(['run', skill, '--output-dir', out], {
+      env: env(markers),
+      onStderr: (text, child) => {
+        // Two jobs finished: the next two are in their agent's `sleep 0.3`.
+        if (!interrupted && text.includes('[2/12]')) {
+          interrupted = true;
+          setTimeout(() => child.kill('SIGINT'), 100);
+        }
+      },
+    });
+    expect(interrupted, first.stderr).toBe(true);
+    expect(first.code, first.stderr).toBe(130);
+    const recorded = jsonl(join(dir, 'journal.jsonl')).filter((l) => l.type === 'job').map((l) => l.result as { id: string; status: string; reason?: string });
+    const stopped = recorded.filter((r) => r.status === 'skipped');
+    expect(stopped.length, JSON.stringify(recorded)).toBeGreaterThanOrEqual(1);
+    for (const r of stopped) expect(r.reason, r.id).toBe('run interrupted');
+    const passed = recorded.filter((r) => r.status === 'pass').map((r) => r.id);
+    const resumed = await runCli(['run', '--resume', dir], { env: env(markers) });
+    expect(resumed.code, resumed.stderr + resumed.stdout).toBe(0);
+    const doc = JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8'));
+    expect(doc).toMatchObject({ interrupted: false, not_run: 0, totals: { jobs: 12, pass: 12 } });
+    const startsAfter = startsPerJob(starts);
+    // Each stopped job started once before the interrupt and once in the resume; a passed one only once.
+    for (const r of stopped) expect(startsAfter.get(r.id), r.id).toBe(2);
+    for (const id of passed) expect(startsAfter.get(id), id).toBe(1);
+  });
+
   it('refuses a changed suite (naming the files) unless --force, then runs only the new jobs; refuses a changed plan', async () => {
     const { skill, root, starts } = suite();
     const markers = join(root, 'markers');
