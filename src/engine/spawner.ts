@@ -84,11 +84,11 @@ export function setSpawnHelperNode(path: string = process.execPath): void {
   retryAt = 0;
 }
 
-/** Helpers started, stderr messages received and trees the helper removed, since skill-up started (for tests and diagnostics). */
-const counts = { starts: 0, stderrMessages: 0, removals: 0 };
+/** Helpers started, stderr messages received, trees the helper removed and `spawned` messages received, since skill-up started (for tests and diagnostics). */
+const counts = { starts: 0, stderrMessages: 0, removals: 0, spawned: 0 };
 
-/** A copy of the counts: helpers started (spawn attempts), stderr messages received, removals the helper answered. */
-export function spawnHelperStats(): { starts: number; stderrMessages: number; removals: number } {
+/** A copy of the counts: helpers started (spawn attempts), stderr messages received, removals the helper answered, processes it said it started. */
+export function spawnHelperStats(): { starts: number; stderrMessages: number; removals: number; spawned: number } {
   return { ...counts };
 }
 
@@ -184,6 +184,7 @@ function onMessage(h: Helper, m: HelperMessage, readyRes: (ok: boolean) => void)
       h.last = m.message;
       return;
     case 'spawned': {
+      counts.spawned++;
       const call = h.calls.get(m.id);
       if (!call) return;
       call.pid = m.pid;

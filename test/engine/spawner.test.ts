@@ -80,8 +80,13 @@ describe.runIf(process.platform === 'linux')('the spawn helper', () => {
   it('a helper killed mid-run: the call in flight rejects (its group killed), the next call starts a new helper', { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'su-spawner-'));
     const opts = { cwd: dir, env: { PATH: process.env.PATH }, stdoutFile: join(dir, 'o'), stderrFile: join(dir, 'e'), timeoutMs: 300_000 };
+    const spawnedBefore = spawnHelperStats().spawned;
     const running = runProcess('/bin/sh', ['-c', linger(dir)], opts).catch((e: unknown) => e);
     expect(await waitFor(() => started(dir), 30_000)).toBe(true);
+    // The pid reaches skill-up in the helper's `spawned` message, sent once its spawn returns; on a
+    // loaded machine the child can write its files first, and a helper killed before sending
+    // leaves skill-up nothing to kill (seen once in CI): the kill waits for the message.
+    expect(await waitFor(() => (spawnHelperStats().spawned > spawnedBefore ? true : undefined), 30_000), 'skill-up heard the pid').toBe(true);
     const pids = pidsIn(dir);
     leftovers.push(...pids);
     const old = spawnHelperPid()!;
@@ -91,7 +96,7 @@ describe.runIf(process.platform === 'linux')('the spawn helper', () => {
     const e = await running;
     expect(e).toBeInstanceOf(SpawnHelperError);
     expect((e as Error).message).toMatch(new RegExp(`^skill-up's spawn helper \\(pid ${old}\\) ended unexpectedly \\(killed by SIGKILL\\) while /bin/sh was running; its process group was killed`));
-    expect(await waitFor(() => (pids.some(alive) ? undefined : true), 3000), 'the group of the call in flight was killed').toBe(true);
+    expect(await waitFor(() => (pids.some(alive) ? undefined : true), 10_000), 'the group of the call in flight was killed').toBe(true);
     const next = await runProcess('/bin/sh', ['-c', 'echo $PPID'], opts);
     expect(next.exitCode).toBe(0);
     expect(spawnHelperStats().starts).toBe(starts + 1);
