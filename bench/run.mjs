@@ -95,12 +95,17 @@ trials: 10
 // claude_code: a one-job `skill-up run` (whole process: load, scripted model server, workspace,
 // skill install, Claude Code, grading, every default report) against a bare `claude -p` of the
 // same prompt on the same kind of scripted model server (started beforehand, not timed),
-// alternating, BENCH_CLAUDE_TRIALS rounds. Target: ≤ 1.3 × the bare run.
+// alternating, BENCH_CLAUDE_TRIALS rounds. Target: ≤ 1.3 × the bare run. The bare run is the
+// engine invocation skill-up makes, as a user would type it: in a folder with the skill
+// installed, with the variables skill-up passes an engine from the user's environment (src/engine/env.ts
+// minimalEnv: PATH, locale, proxies, TLS trust such as NODE_EXTRA_CA_CERTS, …), so the ratio
+// is skill-up's own cost. What those variables cost every Node process here is printed beside it.
 async function benchClaude() {
   const TRIALS = Number(process.env.BENCH_CLAUDE_TRIALS ?? 5);
   const { resolveEngineBinary } = await import('../dist/src/engine/resolve.js');
   const { startModelServer, parseModelScript } = await import('../dist/src/model/index.js');
   const { measure } = await import('./compare.mjs');
+  const { minimalEnv } = await import('../dist/src/engine/env.js');
   const bin = process.env.SKILL_UP_CLAUDE_CODE_BIN
     ?? (await resolveEngineBinary({ npmPackage: '@anthropic-ai/claude-code', bin: 'claude', version: PINNED.claude_code, onProgress: (l) => console.log(l) })).path;
   const scriptText = `rules:
@@ -132,10 +137,11 @@ trials: 1
   const suEnv = { ...process.env, SKILL_UP_CLAUDE_CODE_BIN: bin, NO_COLOR: '1' };
   for (let i = 0; i <= TRIALS; i++) {
     const dir = join(root, `bare-${i}`);
-    mkdirSync(join(dir, 'ws'), { recursive: true });
+    mkdirSync(join(dir, 'ws/.claude/skills/bench-claude'), { recursive: true });
+    writeFileSync(join(dir, 'ws/.claude/skills/bench-claude/SKILL.md'), readFileSync(join(skill, 'SKILL.md')));
     mkdirSync(join(dir, 'home'), { recursive: true });
     const env = {
-      PATH: process.env.PATH, HOME: join(dir, 'home'), CLAUDE_CONFIG_DIR: join(dir, 'home/cfg'),
+      ...minimalEnv(process.env), HOME: join(dir, 'home'), CLAUDE_CONFIG_DIR: join(dir, 'home/cfg'),
       ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'dummy', IS_SANDBOX: '1', CLAUDE_CODE_MAX_RETRIES: '0',
       DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_BUNDLED_SKILLS: '1',
     };
@@ -154,6 +160,15 @@ trials: 1
   console.log(`bare claude -p                median ${b.toFixed(0)} ms  [${bare.map((x) => x.toFixed(0)).join(', ')}]`);
   console.log(`skill-up run (1 job)          median ${s.toFixed(0)} ms  [${su.map((x) => x.toFixed(0)).join(', ')}]`);
   console.log(`skill-up / bare claude -p     ${(s / b).toFixed(2)} ×  (target ≤ 1.30 ×)`);
+  const passed = Object.keys(minimalEnv(process.env)).filter((k) => /^(NODE_EXTRA_CA_CERTS|NODE_OPTIONS|SSL_CERT_FILE|SSL_CERT_DIR)$/.test(k));
+  if (passed.length > 0) {
+    const { spawnSync } = await import('node:child_process');
+    const time = (env) => { const t0 = performance.now(); for (let i = 0; i < 10; i++) spawnSync(process.execPath, ['-e', '0'], { env }); return (performance.now() - t0) / 10; };
+    const without = { ...process.env };
+    for (const k of passed) delete without[k];
+    const [w, wo] = [time(process.env), time(without)];
+    console.log(`node -e 0 with / without ${passed.join(', ')}: ${w.toFixed(0)} / ${wo.toFixed(0)} ms (a cost of this environment that every Node process, the bare claude -p included, pays)`);
+  }
   rmSync(root, { recursive: true, force: true });
 }
 

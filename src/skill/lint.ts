@@ -119,10 +119,6 @@ export async function lintSkill(skillDir: string): Promise<SkillLintResult> {
   const dir = path.resolve(skillDir);
   const file = path.join(dir, 'SKILL.md');
   const diagnostics: Diagnostic[] = [];
-  const error = (line: number, col: number, field: string, message: string) =>
-    diagnostics.push({ file, line, col, path: field, message, severity: 'error' });
-  const warn = (line: number, col: number, field: string, message: string) =>
-    diagnostics.push({ file, line, col, path: field, message, severity: 'warning' });
 
   // A SKILL.md that leads out of the skill folder (a symbolic link) is never read: its content
   // is some other file's, and messages would quote it.
@@ -159,6 +155,30 @@ export async function lintSkill(skillDir: string): Promise<SkillLintResult> {
     return { diagnostics };
   }
 
+  // Loading a suite and planning its run each ask for the same skill's lint (three times per run):
+  // the same folder and text give the same answer, so it is worked out once per process.
+  const key = `${dir}\0${text}`;
+  let linted = LINTED.get(key);
+  if (linted === undefined) {
+    linted = lintText(dir, file, text);
+    if (LINTED.size >= MAX_LINTED) LINTED.delete(LINTED.keys().next().value!);
+    LINTED.set(key, linted);
+  }
+  return { ...linted, diagnostics: linted.diagnostics.map((d) => ({ ...d })) };
+}
+
+/** Lint results already worked out, by folder and SKILL.md text (oldest first); see {@link lintSkill}. */
+const LINTED = new Map<string, SkillLintResult>();
+/** How many {@link LINTED} keeps: a suite of many skills still reuses every one. */
+const MAX_LINTED = 256;
+
+/** {@link lintSkill}'s checks of SKILL.md's text `text`, read from `file` in the skill folder `dir`. */
+function lintText(dir: string, file: string, text: string): SkillLintResult {
+  const diagnostics: Diagnostic[] = [];
+  const error = (line: number, col: number, field: string, message: string) =>
+    diagnostics.push({ file, line, col, path: field, message, severity: 'error' });
+  const warn = (line: number, col: number, field: string, message: string) =>
+    diagnostics.push({ file, line, col, path: field, message, severity: 'warning' });
   const split = splitFrontmatter(text);
   if ('problem' in split) {
     error(split.line, 1, '', split.problem);

@@ -37,6 +37,13 @@ describe('the executable runs from its bundle with a code cache', () => {
     expect(text).not.toContain('const bundledValidators = undefined;');
   });
 
+  it('the bundle is pure ASCII, so the loader\'s Latin-1 read gives exactly its text; strings that hold other characters are escapes', () => {
+    const bytes = readFileSync(BUNDLE);
+    expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
+    // A message with non-ASCII characters (an ellipsis) survives as an escape, printed as the character.
+    expect(bytes.toString('latin1')).toContain('\\u2026');
+  });
+
   it('writes one cache per command, then reuses it without rewriting it', async () => {
     const root = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
     const dir = skill();

@@ -162,6 +162,27 @@ describe('lintSkill on fixtures', () => {
   });
 });
 
+describe('lintSkill works a folder and text out once per process', () => {
+  test('a second call gives an equal answer that the caller may change without touching the next one', async () => {
+    const dir = await skill('memo-skill', fm('name: memo-skill\ndescription: d\nunknown-field: 1'));
+    const first = await lintSkill(dir);
+    expect(first.diagnostics.map((d) => d.message).join('\n')).toMatch(/unknown-field/);
+    first.diagnostics[0]!.message = 'changed';
+    first.diagnostics.push({ ...first.diagnostics[0]!, message: 'added' });
+    const second = await lintSkill(dir);
+    expect(second.diagnostics.map((d) => d.message)).not.toContain('changed');
+    expect(second.diagnostics.map((d) => d.message)).not.toContain('added');
+    expect(second).toEqual(await lintSkill(dir));
+  });
+
+  test('a SKILL.md edited since is linted anew', async () => {
+    const dir = await skill('memo-edited', fm('name: memo-edited\ndescription: d'));
+    expect(errors(await lintSkill(dir))).toEqual([]);
+    await writeFile(path.join(dir, 'SKILL.md'), fm('name: other-name\ndescription: d'));
+    expect(errors(await lintSkill(dir)).map((d) => d.message).join('\n')).toMatch(/other-name/);
+  });
+});
+
 describe('lintSkill rules', () => {
   test.each([
     ['name missing', 'description: x', /required field `name` is missing/],
