@@ -1,0 +1,182 @@
+/**
+ * `NODE_EXTRA_CA_CERTS` in skill-up's own process (src/cli/extra-ca.cts): the `skill-up`
+ * launcher keeps the variable from Node's start (Node 20 parses the file at every start) and
+ * the executable puts it back, then trusts the file's certificates for its own TLS connections
+ * from their first use, as Node documents: added to the well-known roots, unused when a `ca`
+ * is given. Each case runs in a fresh Node process (the built module, dist/src/cli/extra-ca.cjs)
+ * against an HTTPS server whose certificate only the test CA (test/fixtures/tls/) vouches for.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rootCertificates } from 'node:tls';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TLS_FIXTURES, serveHttps } from './helpers.js';
+
+const EXTRA_CA = fileURLToPath(new URL('../../dist/src/cli/extra-ca.cjs', import.meta.url));
+const CA = join(TLS_FIXTURES, 'ca.pem');
+/** The error Node gives for a server certificate whose issuer it does not trust. */
+const UNTRUSTED = 'UNABLE_TO_VERIFY_LEAF_SIGNATURE';
+
+/** Functions every child program may use: requests that resolve to a status or an error code. */
+const PRELUDE = `
+const https = () => require('node:https');
+const get = (url, options = {}) => new Promise((res) => https().get(url, { agent: false, ...options }, (r) => { r.resume(); r.on('end', () => res(r.statusCode)); }).on('error', (e) => res(e.code)));
+const fetched = (url) => fetch(url).then((r) => r.text().then(() => r.status), (e) => e.cause?.code ?? String(e));
+const connect = (url, options = {}) => new Promise((res) => { const u = new URL(url); const s = require('node:tls').connect({ host: u.hostname, port: Number(u.port), servername: '', ...options }, () => { res(s.authorized ? 'authorized' : 'not authorized'); s.end(); }); s.on('error', (e) => res(e.code)); });
+const extra = require(${JSON.stringify(EXTRA_CA)});
+`;
+
+/**
+ * Runs `body` (the inside of an async function, which returns what the test checks) in a fresh
+ * Node process with only PATH and `env` in its environment; resolves to its result and stderr.
+ */
+function child(body: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ result: Record<string, unknown>; stderr: string }> {
+  const program = `${PRELUDE}\n(async () => {\n${body}\n})().then((r) => process.stdout.write(JSON.stringify(r)), (e) => { console.error(e); process.exit(1); });`;
+  return new Promise((res, rej) => {
+    const p = spawn(process.execPath, [...nodeArgs, '-e', program], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('close', (code) => {
+      if (code !== 0) rej(new Error(`child exited with ${code}: ${stderr}`));
+      else res({ result: JSON.parse(stdout) as Record<string, unknown>, stderr });
+    });
+  });
+}
+
+describe('NODE_EXTRA_CA_CERTS at first use (src/cli/extra-ca.cts)', () => {
+  let server: Awaited<ReturnType<typeof serveHttps>>;
+  let url: string;
+  beforeAll(async () => {
+    server = await serveHttps((_req, res) => res.end('ok'));
+    url = server.url;
+  });
+  afterAll(() => server.close());
+
+  it('puts the variable back for child processes and the environment, and loads nothing TLS at start', async () => {
+    const { result } = await child(
+      `const Module = require('node:module');
+       const load = Module._load;
+       const fetch0 = globalThis.fetch;
+       extra.adoptExtraCaCerts();
+       const seen = require('node:child_process').execFileSync('sh', ['-c', 'printf "%s|%s" "$NODE_EXTRA_CA_CERTS" "\${SKILL_UP_EXTRA_CA_CERTS-unset}"'], { encoding: 'utf8' });
+       return { env: [process.env.NODE_EXTRA_CA_CERTS, process.env.SKILL_UP_EXTRA_CA_CERTS ?? 'unset'], seen, tls: process.moduleLoadList.includes('NativeModule tls'), hooked: Module._load !== load, fetchWrapped: globalThis.fetch !== fetch0 };`,
+      { SKILL_UP_EXTRA_CA_CERTS: CA },
+    );
+    expect(result).toEqual({ env: [CA, 'unset'], seen: `${CA}|unset`, tls: false, hooked: true, fetchWrapped: true });
+  });
+
+  it('without SKILL_UP_EXTRA_CA_CERTS it changes nothing: the server is untrusted', async () => {
+    const { result } = await child(
+      `const Module = require('node:module');
+       const load = Module._load;
+       const fetch0 = globalThis.fetch;
+       extra.adoptExtraCaCerts();
+       return { env: process.env.NODE_EXTRA_CA_CERTS ?? 'unset', same: Module._load === load && globalThis.fetch === fetch0, https: await get(${JSON.stringify(url)}), fetch: await fetched(${JSON.stringify(url)}) };`,
+    );
+    expect(result).toEqual({ env: 'unset', same: true, https: UNTRUSTED, fetch: UNTRUSTED });
+  });
+
+  it('https.request and tls.connect trust the file once node:https is required; the file is read once, plain connections share one context', async () => {
+    const { result } = await child(
+      `const fs = require('node:fs');
+       const readFileSync = fs.readFileSync;
+       let reads = 0;
+       fs.readFileSync = function (p, ...rest) { if (p === ${JSON.stringify(CA)}) reads++; return readFileSync.call(this, p, ...rest); };
+       const Module = require('node:module');
+       const load = Module._load;
+       extra.adoptExtraCaCerts();
+       const before = process.moduleLoadList.includes('NativeModule tls');
+       https();
+       const tls = require('node:tls');
+       const statuses = [await get(${JSON.stringify(url)}), await get(${JSON.stringify(url)})];
+       const shared = tls.createSecureContext();
+       return {
+         before, unhooked: Module._load === load, statuses,
+         shared: shared === tls.createSecureContext({ ciphers: tls.DEFAULT_CIPHERS, servername: 'x', port: 1 }),
+         ownOptions: tls.createSecureContext({ minVersion: 'TLSv1.2' }) !== shared,
+         connect: await connect(${JSON.stringify(url)}),
+         connectOwnOptions: await connect(${JSON.stringify(url)}, { minVersion: 'TLSv1.2', ecdhCurve: 'auto' }),
+         explicitCa: await get(${JSON.stringify(url)}, { ca: [tls.rootCertificates[0]] }),
+         explicitTestCa: await get(${JSON.stringify(url)}, { ca: readFileSync(${JSON.stringify(CA)}) }),
+         reads,
+       };`,
+      { SKILL_UP_EXTRA_CA_CERTS: CA },
+    );
+    expect(result).toEqual({
+      before: false,
+      unhooked: true,
+      statuses: [200, 200],
+      shared: true,
+      ownOptions: true,
+      connect: 'authorized',
+      connectOwnOptions: 'authorized',
+      // Node's rule: an explicit `ca` replaces the roots and the extra certificates alike.
+      explicitCa: UNTRUSTED,
+      explicitTestCa: 200,
+      reads: 1,
+    });
+  });
+
+  it("fetch (the simulator's client) trusts the file too, and its first call alone installs the trust", async () => {
+    const { result } = await child(
+      `const fetch0 = globalThis.fetch;
+       extra.adoptExtraCaCerts();
+       const statuses = [await fetched(${JSON.stringify(url)}), await fetched(${JSON.stringify(url)})];
+       return { statuses, restored: globalThis.fetch === fetch0 };`,
+      { SKILL_UP_EXTRA_CA_CERTS: CA },
+    );
+    expect(result).toEqual({ statuses: [200, 200], restored: true });
+  });
+
+  it('trusts every certificate of a PEM bundle, not only the first', async () => {
+    const bundle = join(mkdtempSync(join(tmpdir(), 'su-extra-ca-')), 'bundle.pem');
+    writeFileSync(bundle, `${rootCertificates[0]}\n${rootCertificates[1]}\n${readFileSync(CA, 'utf8')}`);
+    const { result } = await child(`extra.adoptExtraCaCerts(); return { https: await get(${JSON.stringify(url)}), fetch: await fetched(${JSON.stringify(url)}) };`, { SKILL_UP_EXTRA_CA_CERTS: bundle });
+    expect(result).toEqual({ https: 200, fetch: 200 });
+  });
+
+  it("an unreadable file: Node's warning once, at first use, and the default roots", async () => {
+    const missing = join(TLS_FIXTURES, 'no-such-ca.pem');
+    const { result, stderr } = await child(
+      `extra.adoptExtraCaCerts();
+       require('node:tls');
+       const quiet = process.stderr.bytesWritten === 0;
+       return { quiet, env: process.env.NODE_EXTRA_CA_CERTS, results: [await fetched(${JSON.stringify(url)}), await get(${JSON.stringify(url)}), await connect(${JSON.stringify(url)})], ca: await get(${JSON.stringify(url)}, { ca: require('node:fs').readFileSync(${JSON.stringify(CA)}) }) };`,
+      { SKILL_UP_EXTRA_CA_CERTS: missing },
+    );
+    expect(result).toEqual({ quiet: true, env: missing, results: [UNTRUSTED, UNTRUSTED, UNTRUSTED], ca: 200 });
+    expect(stderr).toBe(`Warning: Ignoring extra certs from \`${missing}\`, load failed: ENOENT: no such file or directory, open '${missing}'\n`);
+  });
+
+  it('trustExtraCaCertsNow installs it at once (for the ES module entry, whose imports no hook sees)', async () => {
+    const { result } = await child(
+      `extra.adoptExtraCaCerts();
+       extra.trustExtraCaCertsNow();
+       const https = await import('node:https');
+       const status = await new Promise((res) => https.get(${JSON.stringify(url)}, { agent: false }, (r) => { r.resume(); res(r.statusCode); }).on('error', (e) => res(e.code)));
+       return { tls: process.moduleLoadList.includes('NativeModule tls'), status };`,
+      { SKILL_UP_EXTRA_CA_CERTS: CA },
+    );
+    expect(result).toEqual({ tls: true, status: 200 });
+  });
+
+  it("names every option of Node's tls.createSecureContext that shapes a context", async () => {
+    // Node's own sources (--expose-internals): the options its two functions destructure.
+    const { result } = await child(
+      `const src = require('_tls_common').createSecureContext.toString() + require('internal/tls/secure-context').configSecureContext.toString();
+       const names = new Set();
+       for (const [, list] of src.matchAll(/const\\s*\\{([^}]*)\\}\\s*=\\s*options/g)) for (const item of list.split(',')) { const name = item.trim().split(/\\s|=/)[0]; if (name) names.add(name); }
+       for (const [, name] of src.matchAll(/let\\s*\\{\\s*(\\w+)\\s*\\}\\s*=\\s*options/g)) names.add(name);
+       return { node: [...names].sort(), ours: [...extra.CONTEXT_KEYS].sort() };`,
+      {},
+      ['--expose-internals'],
+    );
+    expect((result.node as string[]).length).toBeGreaterThan(15);
+    expect(result.ours).toEqual(result.node);
+  });
+});
