@@ -4,7 +4,8 @@
  * the executable puts it back, then trusts the file's certificates for its own TLS connections
  * from their first use, as Node documents: added to the well-known roots, unused when a `ca`
  * is given. Each case runs in a fresh Node process (the built module, dist/src/cli/extra-ca.cjs)
- * against an HTTPS server whose certificate only the test CA (test/fixtures/tls/) vouches for.
+ * against an HTTPS server whose certificate only the test CA (test/fixtures/tls/) vouches for;
+ * then whole runs through the launcher, whose HTTPS engine and simulator use that server.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TLS_FIXTURES, serveHttps } from './helpers.js';
+import { LAUNCHER, TLS_FIXTURES, runCli, serveHttps, writeSkill } from './helpers.js';
 
 const EXTRA_CA = fileURLToPath(new URL('../../dist/src/cli/extra-ca.cjs', import.meta.url));
 const CA = join(TLS_FIXTURES, 'ca.pem');
@@ -178,5 +179,73 @@ describe('NODE_EXTRA_CA_CERTS at first use (src/cli/extra-ca.cts)', () => {
     );
     expect((result.node as string[]).length).toBeGreaterThan(15);
     expect(result.ours).toEqual(result.node);
+  });
+});
+
+describe('through the launcher: skill-up run with NODE_EXTRA_CA_CERTS naming the test CA', () => {
+  let server: Awaited<ReturnType<typeof serveHttps>>;
+  const paths: string[] = [];
+  beforeAll(async () => {
+    server = await serveHttps((req, res) => {
+      paths.push(req.url ?? '');
+      req.resume();
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        // The custom engine's SessionResult, or the simulator's model deciding to stop.
+        if (req.url === '/run') res.end(JSON.stringify({ exit_code: 0, final_message: 'served over https' }));
+        else res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: '{"action":"stop","reason":"asked to stop"}' } }] }));
+      });
+    });
+  });
+  afterAll(() => server.close());
+
+  /** Runs `skill-up run` on `skill` through the launcher; its exit code, output and first job. */
+  async function runSuite(skill: string, env: Record<string, string | undefined>) {
+    const out = join(skill, '..', `out-${paths.length}`);
+    const r = await runCli(['run', skill, '--output-dir', out], { bin: LAUNCHER, env: { SIM_KEY: 'test-key', ...env } });
+    const job = (JSON.parse(readFileSync(join(out, 'iteration-1/result.json'), 'utf8')) as { jobs: { status: string; reason?: string; turns: { source?: string; stop_reason?: string }[] }[] }).jobs[0]!;
+    return { ...r, job };
+  }
+
+  it('a custom HTTP engine on an https URL works with the variable, and fails on the certificate without it', async () => {
+    const skill = writeSkill({
+      'evals/eval.yaml': `schema_version: v1alpha1\nengine:\n  name: https-agent\n  custom:\n    transport: http\n    http: { url: "${server.url}run" }\ncases:\n  files: [evals/cases/*.yaml]\n`,
+      'evals/cases/a.yaml': 'input: { prompt: hello }\nexpect: { must_contain: ["served over https"] }\n',
+    });
+    const trusted = await runSuite(skill, { NODE_EXTRA_CA_CERTS: CA });
+    expect(trusted.code, trusted.stderr + trusted.stdout).toBe(0);
+    expect(trusted.job.status).toBe('pass');
+    expect(trusted.stderr).not.toContain('Warning');
+    const untrusted = await runSuite(skill, { NODE_EXTRA_CA_CERTS: undefined });
+    expect(untrusted.code).toBe(3);
+    expect(untrusted.job.reason).toContain(`POST ${server.url}run failed: unable to verify the first certificate`);
+  });
+
+  it("the user simulator's fetch trusts it too", async () => {
+    const skill = writeSkill({
+      'evals/eval.yaml': `schema_version: v1alpha1\nengine:\n  name: echo-agent\n  custom:\n    transport: local\n    response_format: text\n    conversation_mode: stateful\n    local: { command: echo, args: ["agent answered"] }\nuser_simulator: { provider: openai, protocol: openai, model: sim, base_url: "${server.url}v1", api_key_env: SIM_KEY }\ncases:\n  files: [evals/cases/*.yaml]\n`,
+      'evals/cases/trip.yaml': 'input: { prompt: Plan a trip. }\nuser_simulator: { scenario: Stop at once. }\nexpect: { must_contain: ["agent answered"] }\n',
+    });
+    const before = paths.length;
+    const trusted = await runSuite(skill, { NODE_EXTRA_CA_CERTS: CA });
+    expect(trusted.code, trusted.stderr + trusted.stdout).toBe(0);
+    expect(trusted.job.turns.map((t) => [t.source, t.stop_reason])).toEqual([['case', 'simulator_stop: asked to stop']]);
+    expect(paths.slice(before)).toEqual(['/v1/chat/completions']);
+    const untrusted = await runSuite(skill, { NODE_EXTRA_CA_CERTS: undefined });
+    expect(untrusted.code).toBe(3);
+    expect(untrusted.job.reason).toContain(`request to ${server.url}v1/chat/completions failed: fetch failed`);
+  });
+
+  it('an unreadable file: the warning once, and the run goes on with the default roots', async () => {
+    const skill = writeSkill({
+      'evals/eval.yaml': `schema_version: v1alpha1\nengine:\n  name: https-agent\n  custom:\n    transport: http\n    http: { url: "${server.url}run" }\ncases:\n  files: [evals/cases/*.yaml]\n  parallelism: 1\ntrials: 2\n`,
+      'evals/cases/a.yaml': 'input: { prompt: hello }\nexpect: { must_contain: ["served over https"] }\n',
+    });
+    const missing = join(TLS_FIXTURES, 'no-such-ca.pem');
+    const r = await runSuite(skill, { NODE_EXTRA_CA_CERTS: missing });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain('2 of 2 trial(s) errored');
+    expect(r.job.reason).toContain('unable to verify the first certificate');
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('Warning:'))).toEqual([`Warning: Ignoring extra certs from \`${missing}\`, load failed: ENOENT: no such file or directory, open '${missing}'`]);
   });
 });

@@ -10,6 +10,9 @@ import { fileURLToPath } from 'node:url';
 /** Absolute path of the built CLI, the file the `skill-up` command runs (npm test builds before vitest runs). */
 export const BIN = fileURLToPath(new URL('../../dist/src/cli/skill-up.cjs', import.meta.url));
 
+/** The `skill-up` command package.json names: the POSIX sh launcher that runs {@link BIN}. */
+export const LAUNCHER = fileURLToPath(new URL('../../bin/skill-up', import.meta.url));
+
 export interface CliRun {
   code: number | null;
   stdout: string;

@@ -5,7 +5,7 @@
  * from a folder outside the repository, run the installed `skill-up`: `--version`, `validate`
  * on a small suite, and `init` + `run` on a copy of a real public skill
  * (test/fixtures/skills/internal-comms, Apache-2.0), offline, with the reports checked. Also
- * `npm link` into another prefix. Uses the dist that `npm test` builds (`npm pack
+ * `npm link` into another prefix; both are the sh launcher, bin/skill-up. Uses the dist that `npm test` builds (`npm pack
  * --ignore-scripts`: `prepare` would build it a second time).
  */
 import { execFile } from 'node:child_process';
@@ -39,13 +39,15 @@ describe('npm pack → npm install -g → the installed skill-up, from outside t
   let prefix: string;
   let bin: string;
   let packed: string[];
+  let modes: Map<string, number>;
 
   beforeAll(async () => {
     expect(existsSync(join(ROOT, 'dist/src/cli/skill-up.bundle.cjs')), 'dist is built (npm run build)').toBe(true);
     work = mkdtempSync(join(tmpdir(), 'su-install-'));
     const pack = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, env: npmEnv(), maxBuffer: 64 << 20 });
-    const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
+    const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string; mode: number }[] }[];
     packed = info!.files.map((f) => f.path);
+    modes = new Map(info!.files.map((f) => [f.path, f.mode]));
     prefix = join(work, 'prefix');
     await run('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', join(work, info!.filename)], { cwd: work, env: npmEnv(), maxBuffer: 64 << 20 });
     bin = join(prefix, 'bin', 'skill-up');
@@ -55,6 +57,7 @@ describe('npm pack → npm install -g → the installed skill-up, from outside t
     const needed = [
       'package.json',
       'LICENSE', // the Apache-2.0 text package.json's "license" names (npm packs LICENSE always)
+      'bin/skill-up',
       'dist/src/cli/skill-up.cjs',
       'dist/src/cli/skill-up.bundle.cjs',
       'dist/src/cli/bundle-loader.cjs',
@@ -69,11 +72,13 @@ describe('npm pack → npm install -g → the installed skill-up, from outside t
     ];
     expect(needed.filter((f) => !packed.includes(f))).toEqual([]);
     expect(packed.filter((f) => /^(test|bench|scripts|examples)\//.test(f) || (/\.(ts|mts|cts)$/.test(f) && !f.endsWith('.d.ts')))).toEqual([]);
+    // The launcher keeps its execute bit in the tarball.
+    expect(modes.get('bin/skill-up')! & 0o111).toBe(0o111);
   });
 
-  it('puts an executable skill-up on the prefix bin that prints its version', async () => {
+  it('puts an executable skill-up on the prefix bin, the sh launcher, that prints its version', async () => {
     expect(lstatSync(bin).isSymbolicLink()).toBe(true);
-    expect(realpathSync(bin)).toBe(join(realpathSync(prefix), 'lib/node_modules/skill-up/dist/src/cli/skill-up.cjs'));
+    expect(realpathSync(bin)).toBe(join(realpathSync(prefix), 'lib/node_modules/skill-up/bin/skill-up'));
     expect(statSync(bin).mode & 0o111).not.toBe(0);
     // Run as a user would: the file itself (its #! line), from a folder outside the repository.
     const { stdout } = await run(bin, ['--version'], { cwd: work });
@@ -109,7 +114,7 @@ describe('npm pack → npm install -g → the installed skill-up, from outside t
     // `prepare` (the build) is skipped: it would rebuild the dist this test run already uses.
     await run('npm', ['link', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: ROOT, env: npmEnv({ NPM_CONFIG_PREFIX: linkPrefix }) });
     const linked = join(linkPrefix, 'bin', 'skill-up');
-    expect(realpathSync(linked)).toBe(join(realpathSync(ROOT), 'dist/src/cli/skill-up.cjs'));
+    expect(realpathSync(linked)).toBe(join(realpathSync(ROOT), 'bin/skill-up'));
     const { stdout } = await run(linked, ['--version'], { cwd: work });
     expect(stdout).toBe(`${VERSION}\n`);
   }, 60_000);
