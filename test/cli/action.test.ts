@@ -2,18 +2,19 @@
  * The GitHub Action (action.yml) and the example workflows (examples/workflows/): they validate
  * with @action-validator/cli (the JSON Schemas of GitHub's action and workflow files); the
  * action declares the inputs and outputs the README promises; no `${{ }}` is expanded inside a
- * shell script (GitHub's script-injection rule: inputs go through environment variables); and
- * the action's run step, executed with bash as GitHub runs it, maps only the given inputs to
- * flags, never evaluates an input, and exits with skill-up's exit code.
+ * shell script (GitHub's script-injection rule: inputs go through environment variables); the
+ * install step puts the launcher (bin/skill-up) on PATH; and the action's run step, executed
+ * with bash as GitHub runs it, maps only the given inputs to flags, never evaluates an input,
+ * and exits with skill-up's exit code.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { BIN } from './helpers.js';
+import { LAUNCHER } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const VALIDATOR = join(ROOT, 'node_modules/.bin/action-validator');
@@ -51,11 +52,13 @@ function runStepWith(inputs: Record<string, string>, extraEnv: Record<string, st
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, dir };
 }
 
-/** A stand-in for skill-up's CLI: records its argv as JSON and exits with $FAKE_EXIT. */
+/** A stand-in for skill-up's command (an executable, as bin/skill-up is): records its argv as JSON and exits with $FAKE_EXIT. */
 function fakeCli(dir: string): { cli: string; argv: () => string[] | null } {
-  const cli = join(dir, 'fake-cli.mjs');
+  const script = join(dir, 'fake-cli.mjs');
+  const cli = join(dir, 'fake-cli');
   const out = join(dir, 'argv.json');
-  writeFileSync(cli, `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(out)}, JSON.stringify(process.argv.slice(2)));\nprocess.exit(Number(process.env.FAKE_EXIT ?? 0));\n`);
+  writeFileSync(script, `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(out)}, JSON.stringify(process.argv.slice(2)));\nprocess.exit(Number(process.env.FAKE_EXIT ?? 0));\n`);
+  writeFileSync(cli, `#!/bin/sh\nexec node ${JSON.stringify(script)} "$@"\n`, { mode: 0o755 });
   return { cli, argv: () => (existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as string[]) : null) };
 }
 
@@ -98,6 +101,26 @@ describe('action.yml and the example workflows', () => {
         if (script) expect(script, `${file}: step ${s.name ?? s.id}`).not.toContain('${{');
       }
     }
+  });
+});
+
+describe("the action's install step (bash, as GitHub runs it; npm ci faked)", () => {
+  it('puts skill-up on PATH as a link to the launcher, bin/skill-up, which runs the CLI', () => {
+    const step = action.runs.steps.find((s) => s.name === 'Install skill-up')!;
+    const dir = mkdtempSync(join(tmpdir(), 'su-action-install-'));
+    const script = join(dir, 'step.sh');
+    writeFileSync(script, step.run!);
+    mkdirSync(join(dir, 'fake-npm'));
+    writeFileSync(join(dir, 'fake-npm', 'npm'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const githubPath = join(dir, 'github-path.txt');
+    const env = { PATH: `${join(dir, 'fake-npm')}:${process.env.PATH ?? ''}`, HOME: dir, ACTION_PATH: ROOT, RUNNER_TEMP: dir, GITHUB_PATH: githubPath };
+    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], { cwd: ROOT, env, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const bin = readFileSync(githubPath, 'utf8').trim();
+    expect(realpathSync(join(bin, 'skill-up'))).toBe(realpathSync(LAUNCHER));
+    const version = spawnSync(join(bin, 'skill-up'), ['--version'], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(version.stdout, version.stderr).toBe(`${pkg.version}\n`);
   });
 });
 
@@ -178,7 +201,7 @@ describe("the action's run step (bash, as GitHub runs it)", () => {
     const output = join(dir, 'github-output.txt');
     const r = runStepWith(
       { path: 'examples/greeting-files', trials: '1', baseline: 'true', 'min-uplift': '10', args: `--output-dir ${join(dir, 'out')}` },
-      { SKILL_UP_CLI: BIN, GITHUB_OUTPUT: output, GITHUB_WORKSPACE: ROOT, CI: '1' },
+      { SKILL_UP_CLI: LAUNCHER, GITHUB_OUTPUT: output, GITHUB_WORKSPACE: ROOT, CI: '1' },
     );
     expect(r.code, r.stdout + r.stderr).toBe(4);
     const text = readFileSync(output, 'utf8');
