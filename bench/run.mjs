@@ -133,7 +133,8 @@ trials: 1
   writeFileSync(join(skill, 'evals/cases/notes.yaml'), `input:\n  prompt: "${prompt}"\nexpect:\n  files_exist: [notes.md]\n`);
   const bare = [];
   const su = [];
-  const cli = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../dist/src/cli/skill-up.cjs');
+  // The `skill-up` command as users run it: the sh launcher, which keeps NODE_EXTRA_CA_CERTS from Node's start.
+  const cli = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../bin/skill-up');
   const suEnv = { ...process.env, SKILL_UP_CLAUDE_CODE_BIN: bin, NO_COLOR: '1' };
   for (let i = 0; i <= TRIALS; i++) {
     const dir = join(root, `bare-${i}`);
@@ -147,7 +148,7 @@ trials: 1
     };
     const b = await measure(bin, ['-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--max-turns', '10', '--', prompt], { cwd: join(dir, 'ws'), env });
     if (b.code !== 0) throw new Error(`bare claude -p failed (exit ${b.code}): ${b.err.slice(-1000)}`);
-    const s = await measure(process.execPath, [cli, 'run', skill, '--output-dir', join(root, `out-${i}`)], { cwd: root, env: suEnv });
+    const s = await measure(cli, ['run', skill, '--output-dir', join(root, `out-${i}`)], { cwd: root, env: suEnv });
     if (s.code !== 0) throw new Error(`skill-up run failed (exit ${s.code}): ${(s.out + s.err).slice(-2000)}`);
     if (i === 0) continue; // warm-up round (disk cache, the engine version check)
     bare.push(b.wall);

@@ -11,7 +11,7 @@
  * Node 20 has no `tls.setDefaultCACertificates`; instead `tls.createSecureContext` is wrapped,
  * which `tls.connect`, `https.request`, `fetch` (Node's undici) and dockerode all reach through
  * the `node:tls` module object (test/cli/extra-ca.test.ts). The wrapper is installed lazily:
- * requiring `node:tls` costs 7 ms on these machines (streams, net, crypto), more than most
+ * requiring `node:tls` costs 7–9 ms on these machines (streams, net, crypto), more than most
  * commands spend on anything TLS. It goes in when one of those modules is first required by
  * CommonJS (the bundle's lazy `node:https`, dockerode's `https`) or `fetch` is first called.
  */

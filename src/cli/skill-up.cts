@@ -26,7 +26,7 @@ process.env.UV_THREADPOOL_SIZE ??= '16';
 setFlagsFromString('--semi-space-growth-factor=1');
 // The bundle's import() of a package is this file's: vm.Script code has no import() of its own.
 if (!runBundle(join(__dirname, 'skill-up.bundle.cjs'), (specifier) => import(specifier))) {
-  // The ES modules' `import`s of node:https pass no CommonJS hook: their trust goes in now (7 ms, on a path 90 ms slower anyway).
+  // The ES modules' `import`s of node:https pass no CommonJS hook: their trust goes in now (7–9 ms, on a path 90 ms slower anyway).
   trustExtraCaCertsNow();
   void import('./bin.js');
 }
