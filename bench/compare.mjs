@@ -17,7 +17,11 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..');
-const CLI = join(repo, 'dist/src/cli/skill-up.cjs');
+/**
+ * The `skill-up` command as a user runs it: the package's bin, a POSIX sh launcher (bin/skill-up)
+ * that starts Node on dist/src/cli/skill-up.cjs without reading NODE_EXTRA_CA_CERTS at start.
+ */
+export const LAUNCHER = join(repo, 'bin/skill-up');
 const TIME = '/usr/bin/time';
 
 /** Median of numbers. */
@@ -115,7 +119,7 @@ export async function benchCompare() {
   const env = { ...process.env, HOME: home, PROMPTFOO_DISABLE_TELEMETRY: '1', PROMPTFOO_DISABLE_UPDATE: '1', PROMPTFOO_CACHE_ENABLED: 'false', NO_COLOR: '1',
     // Its debug/error log files: with them on, 0.121 often dies at exit (winston: write after end).
     PROMPTFOO_DISABLE_DEBUG_LOG: '1', PROMPTFOO_DISABLE_ERROR_LOG: '1' };
-  const runSkillUp = (k) => measure(process.execPath, [CLI, 'run', skill, '--output-dir', join(root, `su-${k}`)], { env, cwd: root });
+  const runSkillUp = (k) => measure(LAUNCHER, ['run', skill, '--output-dir', join(root, `su-${k}`)], { env, cwd: root });
   const runPromptfoo = (k) => measure(bin, ['eval', '-c', join(pf, 'promptfooconfig.yaml'), '--no-cache', '-j', String(P), '--no-progress-bar', '-o', join(root, `pf-${k}.json`)], { env, cwd: pf });
   // One untimed round each: promptfoo creates its database on first use, Node warms the disk cache.
   for (const [what, r] of [['skill-up', await runSkillUp('warm')], ['promptfoo', await runPromptfoo('warm')]]) {

@@ -101,7 +101,7 @@ trials: 10
 // minimalEnv: PATH, locale, proxies, TLS trust such as NODE_EXTRA_CA_CERTS, …), so the ratio
 // is skill-up's own cost. What those variables cost every Node process here is printed beside it.
 async function benchClaude() {
-  const TRIALS = Number(process.env.BENCH_CLAUDE_TRIALS ?? 5);
+  const TRIALS = Number(process.env.BENCH_CLAUDE_TRIALS ?? 9);
   const { resolveEngineBinary } = await import('../dist/src/engine/resolve.js');
   const { startModelServer, parseModelScript } = await import('../dist/src/model/index.js');
   const { measure } = await import('./compare.mjs');
@@ -133,8 +133,9 @@ trials: 1
   writeFileSync(join(skill, 'evals/cases/notes.yaml'), `input:\n  prompt: "${prompt}"\nexpect:\n  files_exist: [notes.md]\n`);
   const bare = [];
   const su = [];
-  // The `skill-up` command as users run it: the sh launcher, which keeps NODE_EXTRA_CA_CERTS from Node's start.
-  const cli = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../bin/skill-up');
+  // `skill-up` as a user runs it (the package's bin, bin/skill-up); the engine gets the user's
+  // NODE_EXTRA_CA_CERTS back from skill-up, as the bare run has it.
+  const { LAUNCHER } = await import('./compare.mjs');
   const suEnv = { ...process.env, SKILL_UP_CLAUDE_CODE_BIN: bin, NO_COLOR: '1' };
   for (let i = 0; i <= TRIALS; i++) {
     const dir = join(root, `bare-${i}`);
@@ -148,7 +149,7 @@ trials: 1
     };
     const b = await measure(bin, ['-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--max-turns', '10', '--', prompt], { cwd: join(dir, 'ws'), env });
     if (b.code !== 0) throw new Error(`bare claude -p failed (exit ${b.code}): ${b.err.slice(-1000)}`);
-    const s = await measure(cli, ['run', skill, '--output-dir', join(root, `out-${i}`)], { cwd: root, env: suEnv });
+    const s = await measure(LAUNCHER, ['run', skill, '--output-dir', join(root, `out-${i}`)], { cwd: root, env: suEnv });
     if (s.code !== 0) throw new Error(`skill-up run failed (exit ${s.code}): ${(s.out + s.err).slice(-2000)}`);
     if (i === 0) continue; // warm-up round (disk cache, the engine version check)
     bare.push(b.wall);

@@ -25,7 +25,13 @@ import { build } from 'esbuild';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outfile = join(root, 'dist/src/cli/skill-up.bundle.cjs');
-const bundled = new Set(['p-limit', 'yocto-queue', 'yaml', 'picomatch', 're2js', 'fastest-levenshtein']);
+const bundled = new Set(['p-limit', 'yocto-queue', 'yaml', 'picomatch', 're2js', 'fastest-levenshtein', 'fast-deep-equal']);
+/**
+ * The ajv runtime helpers the generated validators require (every run validates its suite
+ * before its first engine starts: resolving and compiling them outside the bundle took 2-3 ms);
+ * ajv's compiler stays outside, loaded only when a validator must be compiled.
+ */
+const bundledPaths = /^ajv\/dist\/runtime\//;
 /** A package's name from an import specifier (`@scope/name/sub` → `@scope/name`). */
 const packageName = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
 /** Packages the bundle may import() at run time. */
@@ -58,7 +64,7 @@ const externalPackages = {
   name: 'external-packages',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
-      return bundled.has(packageName(args.path)) ? undefined : { path: args.path, external: true };
+      return bundled.has(packageName(args.path)) || bundledPaths.test(args.path) ? undefined : { path: args.path, external: true };
     });
   },
 };
