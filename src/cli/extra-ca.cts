@@ -63,7 +63,9 @@ export function adoptExtraCaCerts(): void {
   const file = process.env.SKILL_UP_EXTRA_CA_CERTS;
   if (file === undefined) return;
   delete process.env.SKILL_UP_EXTRA_CA_CERTS;
-  if (file === '') return;
+  // The launcher moves a set variable, never copies it: with NODE_EXTRA_CA_CERTS still there (run
+  // as `node …/skill-up.cjs`), Node has loaded that one, and the user's environment is as it is.
+  if (file === '' || process.env.NODE_EXTRA_CA_CERTS !== undefined) return;
   process.env.NODE_EXTRA_CA_CERTS = file;
   let installed = false;
   const install = () => {
@@ -107,9 +109,10 @@ export function trustExtraCaCertsNow(): void {
  * Wraps `tls.createSecureContext` so that a context made without a `ca` option trusts Node's
  * roots plus the certificates of the PEM file `file` (any number of them), as Node does with
  * `NODE_EXTRA_CA_CERTS`; one with a `ca` is left alone. The file is read once, at the first
- * context; when it cannot be read, Node's own warning is printed once to stderr and the default
- * roots are used. Contexts made from no option that shapes one (a plain `tls.connect`,
- * `https.request`, `fetch`) are one shared context: adding the file's certificates parses them
+ * context; when it cannot be read or a certificate in it is malformed ({@link pemCertificates}),
+ * Node's own warning is printed once to stderr and the default roots (with the certificates
+ * before a malformed one) are used. Contexts made from no option that shapes one (a plain
+ * `tls.connect`, `https.request`, `fetch`) are one shared context: adding the file's certificates parses them
  * (31 ms for the 140 of a system bundle, each time), which a connection must not pay.
  */
 export function trustExtraCaCerts(tls: typeof Tls, file: string): void {
@@ -120,12 +123,17 @@ export function trustExtraCaCerts(tls: typeof Tls, file: string): void {
     // Node's own test (`if (ca)`): an explicit `ca` replaces the roots and the extra certificates alike.
     if (options?.ca) return create(options);
     if (pem === undefined) {
+      let problem: string | undefined;
       try {
-        pem = readFileSync(file);
+        const found = pemCertificates(readFileSync(file, 'latin1'));
+        problem = found.problem;
+        // Node keeps the certificates before a bad one (its AddCertsFromFile stops there); so does this.
+        pem = found.pem.length > 0 ? Buffer.from(found.pem.join('\n'), 'latin1') : null;
       } catch (e) {
         pem = null;
-        process.stderr.write(`Warning: Ignoring extra certs from \`${file}\`, load failed: ${(e as Error).message}\n`);
+        problem = (e as Error).message;
       }
+      if (problem !== undefined) process.stderr.write(`Warning: Ignoring extra certs from \`${file}\`, load failed: ${problem}\n`);
     }
     if (pem === null) return create(options);
     // The defaults Node fills in for absent options; a change to any of them makes a new shared context.
@@ -144,4 +152,34 @@ function plain(tls: typeof Tls, options: Tls.SecureContextOptions | undefined): 
   if (!options) return true;
   const o = options as Record<string, unknown>;
   return CONTEXT_KEYS.every((k) => o[k] == null || (k === 'ciphers' && o[k] === tls.DEFAULT_CIPHERS));
+}
+
+const BEGIN = /^-----BEGIN (?:TRUSTED )?CERTIFICATE-----$/;
+const END = /^-----END (?:TRUSTED )?CERTIFICATE-----$/;
+
+/**
+ * The PEM certificate blocks of a file's text, in order, up to the first malformed one, with
+ * the reason it is malformed (`problem`; also when the text holds no certificate at all). What
+ * is checked is the PEM frame and its base64, line by line (linear in the text): a block that
+ * OpenSSL would reject for its DER content still passes here and is then left out by it.
+ */
+export function pemCertificates(text: string): { pem: string[]; problem?: string } {
+  const pem: string[] = [];
+  let block: string[] | undefined;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (block === undefined) {
+      if (BEGIN.test(line)) block = [line];
+      continue;
+    }
+    block.push(line);
+    if (END.test(line)) {
+      pem.push(block.join('\n'));
+      block = undefined;
+    } else if (line !== '' && !/^[A-Za-z0-9+/]+={0,2}$/.test(line)) {
+      return { pem, problem: 'bad base64 decode' };
+    }
+  }
+  if (block !== undefined) return { pem, problem: 'a certificate without its END line' };
+  return pem.length > 0 ? { pem } : { pem, problem: 'no certificate found' };
 }

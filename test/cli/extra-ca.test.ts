@@ -8,6 +8,7 @@
  * then whole runs through the launcher, whose HTTPS engine and simulator use that server.
  */
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,6 +153,45 @@ describe('NODE_EXTRA_CA_CERTS at first use (src/cli/extra-ca.cts)', () => {
     );
     expect(result).toEqual({ quiet: true, env: missing, results: [UNTRUSTED, UNTRUSTED, UNTRUSTED], ca: 200 });
     expect(stderr).toBe(`Warning: Ignoring extra certs from \`${missing}\`, load failed: ENOENT: no such file or directory, open '${missing}'\n`);
+  });
+
+  it("a malformed certificate: Node's warning once, and the certificates before it are still trusted; a file without any: the warning and the default roots", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'su-extra-ca-'));
+    const broken = join(dir, 'broken.pem');
+    writeFileSync(broken, `${readFileSync(CA, 'utf8')}\n-----BEGIN CERTIFICATE-----\nnot*base64\n-----END CERTIFICATE-----\n`);
+    const none = join(dir, 'none.pem');
+    writeFileSync(none, 'plain text, no certificate\n');
+    const program = `extra.adoptExtraCaCerts(); return { results: [await get(${JSON.stringify(url)}), await fetched(${JSON.stringify(url)})] };`;
+    const first = await child(program, { SKILL_UP_EXTRA_CA_CERTS: broken });
+    expect(first.result).toEqual({ results: [200, 200] });
+    expect(first.stderr).toBe(`Warning: Ignoring extra certs from \`${broken}\`, load failed: bad base64 decode\n`);
+    const second = await child(program, { SKILL_UP_EXTRA_CA_CERTS: none });
+    expect(second.result).toEqual({ results: [UNTRUSTED, UNTRUSTED] });
+    expect(second.stderr).toBe(`Warning: Ignoring extra certs from \`${none}\`, load failed: no certificate found\n`);
+  });
+
+  it('pemCertificates: every block of a bundle, in order; the reason at the first malformed one; linear on hostile text', () => {
+    const { pemCertificates } = createRequire(import.meta.url)(EXTRA_CA) as { pemCertificates(text: string): { pem: string[]; problem?: string } };
+    const ca = readFileSync(CA, 'utf8').trim();
+    const bundle = `# a comment\n${rootCertificates[0]}\n\n${ca}\r\n`;
+    expect(pemCertificates(bundle)).toEqual({ pem: [rootCertificates[0]!.trim(), ca] });
+    expect(pemCertificates(`${ca}\n-----BEGIN CERTIFICATE-----\nMIIB\n`)).toEqual({ pem: [ca], problem: 'a certificate without its END line' });
+    expect(pemCertificates('-----BEGIN CERTIFICATE-----\n<html>\n-----END CERTIFICATE-----\n')).toEqual({ pem: [], problem: 'bad base64 decode' });
+    expect(pemCertificates('')).toEqual({ pem: [], problem: 'no certificate found' });
+    // 200,000 BEGIN lines and no END: one pass, no backtracking.
+    const hostile = '-----BEGIN CERTIFICATE-----\n'.repeat(200_000);
+    expect(pemCertificates(hostile)).toEqual({ pem: [], problem: 'bad base64 decode' });
+  });
+
+  it('a NODE_EXTRA_CA_CERTS still there (run as node …/skill-up.cjs) wins: SKILL_UP_EXTRA_CA_CERTS is dropped, nothing is wrapped', async () => {
+    const { result } = await child(
+      `const Module = require('node:module');
+       const load = Module._load;
+       extra.adoptExtraCaCerts();
+       return { env: [process.env.NODE_EXTRA_CA_CERTS, process.env.SKILL_UP_EXTRA_CA_CERTS ?? 'unset'], same: Module._load === load };`,
+      { SKILL_UP_EXTRA_CA_CERTS: CA, NODE_EXTRA_CA_CERTS: '' },
+    );
+    expect(result).toEqual({ env: ['', 'unset'], same: true });
   });
 
   it('trustExtraCaCertsNow installs it at once (for the ES module entry, whose imports no hook sees)', async () => {

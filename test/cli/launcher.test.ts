@@ -88,6 +88,10 @@ function fakeInstall() {
   // npm link: <prefix>/bin/skill-up → ../lib/node_modules/skill-up/bin/skill-up, the package folder itself a link.
   symlinkSync(pkg, join(work, 'prefix/lib/node_modules/skill-up'));
   symlinkSync('../lib/node_modules/skill-up/bin/skill-up', join(work, 'prefix/bin/skill-up'));
+  // Folders reached through a link (PATH holding a linked bin folder): `<link>/..` as text names the wrong place.
+  symlinkSync('prefix/bin', join(work, 'alias-bin'));
+  symlinkSync(join(pkg, 'bin'), join(work, 'pkg-bin'));
+  symlinkSync('../alias-bin/skill-up', join(work, 'c/through-alias'));
   return { work, pkg, fakeBin, script: join(pkg, 'dist/src/cli/skill-up.cjs') };
 }
 
@@ -122,13 +126,13 @@ describe('bin/skill-up, the POSIX sh launcher', () => {
         const [command, args] = shell === undefined ? [path, ARGS] : shell.endsWith('busybox') ? [shell, ['sh', path, ...ARGS]] : [shell, [path, ...ARGS]];
         return viaFakeNode(fakeBin, command, args, env, cwd);
       };
-      for (const entry of ['pkg/bin/skill-up', 'a/skill-up', 'b/skill-up', 'b/alias', 'c/skill-up', 'prefix/bin/skill-up']) {
+      for (const entry of ['pkg/bin/skill-up', 'a/skill-up', 'b/skill-up', 'b/alias', 'c/skill-up', 'prefix/bin/skill-up', 'alias-bin/skill-up', 'pkg-bin/skill-up', 'c/through-alias']) {
         const { argv } = run(join(work, entry));
         expect(argv.slice(1), entry).toEqual(ARGS);
-        expect(realpathSync(argv[0]!), entry).toBe(realpathSync(script));
-        // No symlinked folder on the way: the path names the package's file even read as text.
-        if (!entry.startsWith('prefix/')) expect(resolve(argv[0]!), entry).toBe(join(pkg, 'dist/src/cli/skill-up.cjs'));
+        // The package's physical path (`cd -P`): right even where a folder on the way is a link.
+        expect(argv[0], entry).toBe(realpathSync(script));
       }
+      expect(realpathSync(script)).toBe(join(realpathSync(pkg), 'dist/src/cli/skill-up.cjs'));
       // Relative invocations: from the link's folder, and from the package's bin folder.
       for (const cwd of [join(work, 'c'), join(pkg, 'bin')]) expect(realpathSync(resolve(cwd, run('./skill-up', {}, cwd).argv[0]!)), cwd).toBe(realpathSync(script));
     });
@@ -146,6 +150,13 @@ describe('bin/skill-up, the POSIX sh launcher', () => {
     expect([unset.has('NODE_EXTRA_CA_CERTS'), unset.has('SKILL_UP_EXTRA_CA_CERTS')]).toEqual([false, false]);
     const empty = viaFakeNode(fakeBin, link, ['--version'], { NODE_EXTRA_CA_CERTS: '' }).env;
     expect([empty.get('NODE_EXTRA_CA_CERTS'), empty.has('SKILL_UP_EXTRA_CA_CERTS')]).toEqual(['', false]);
+    // Only the launcher sets SKILL_UP_EXTRA_CA_CERTS: one already in the environment does not pass for the user's file.
+    const stale = viaFakeNode(fakeBin, link, ['--version'], { SKILL_UP_EXTRA_CA_CERTS: '/user/own.pem' }).env;
+    expect([stale.has('NODE_EXTRA_CA_CERTS'), stale.has('SKILL_UP_EXTRA_CA_CERTS')]).toEqual([false, false]);
+    const staleEmpty = viaFakeNode(fakeBin, link, ['--version'], { SKILL_UP_EXTRA_CA_CERTS: '/user/own.pem', NODE_EXTRA_CA_CERTS: '' }).env;
+    expect([staleEmpty.get('NODE_EXTRA_CA_CERTS'), staleEmpty.has('SKILL_UP_EXTRA_CA_CERTS')]).toEqual(['', false]);
+    const both = viaFakeNode(fakeBin, link, ['--version'], { SKILL_UP_EXTRA_CA_CERTS: '/user/own.pem', NODE_EXTRA_CA_CERTS: file }).env;
+    expect([both.has('NODE_EXTRA_CA_CERTS'), both.get('SKILL_UP_EXTRA_CA_CERTS')]).toEqual([false, file]);
   });
 
   it('runs the real CLI', async () => {
