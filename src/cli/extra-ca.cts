@@ -112,8 +112,9 @@ export function trustExtraCaCertsNow(): void {
  * context; when it cannot be read or a certificate in it is malformed ({@link pemCertificates}),
  * Node's own warning is printed once to stderr and the default roots (with the certificates
  * before a malformed one) are used. Contexts made from no option that shapes one (a plain
- * `tls.connect`, `https.request`, `fetch`) are one shared context: adding the file's certificates parses them
- * (31 ms for the 140 of a system bundle, each time), which a connection must not pay.
+ * `tls.connect`, `https.request`, `fetch`) are one shared context: adding the file's
+ * certificates parses them (31 ms for the 140 of a system bundle, each time), which a
+ * connection must not pay.
  */
 export function trustExtraCaCerts(tls: typeof Tls, file: string): void {
   const create = tls.createSecureContext;

@@ -29,6 +29,8 @@ const get = (url, options = {}) => new Promise((res) => https().get(url, { agent
 const fetched = (url) => fetch(url).then((r) => r.text().then(() => r.status), (e) => e.cause?.code ?? String(e));
 const connect = (url, options = {}) => new Promise((res) => { const u = new URL(url); const s = require('node:tls').connect({ host: u.hostname, port: Number(u.port), servername: '', ...options }, () => { res(s.authorized ? 'authorized' : 'not authorized'); s.end(); }); s.on('error', (e) => res(e.code)); });
 const extra = require(${JSON.stringify(EXTRA_CA)});
+/** Calls adoptExtraCaCerts(); whether it hooked CommonJS's loader and wrapped fetch. */
+const adopt = () => { const Module = require('node:module'); const load = Module._load; const fetch0 = globalThis.fetch; extra.adoptExtraCaCerts(); return { hooked: Module._load !== load, fetchWrapped: globalThis.fetch !== fetch0 }; };
 `;
 
 /**
@@ -61,12 +63,9 @@ describe('NODE_EXTRA_CA_CERTS at first use (src/cli/extra-ca.cts)', () => {
 
   it('puts the variable back for child processes and the environment, and loads nothing TLS at start', async () => {
     const { result } = await child(
-      `const Module = require('node:module');
-       const load = Module._load;
-       const fetch0 = globalThis.fetch;
-       extra.adoptExtraCaCerts();
+      `const { hooked, fetchWrapped } = adopt();
        const seen = require('node:child_process').execFileSync('sh', ['-c', 'printf "%s|%s" "$NODE_EXTRA_CA_CERTS" "\${SKILL_UP_EXTRA_CA_CERTS-unset}"'], { encoding: 'utf8' });
-       return { env: [process.env.NODE_EXTRA_CA_CERTS, process.env.SKILL_UP_EXTRA_CA_CERTS ?? 'unset'], seen, tls: process.moduleLoadList.includes('NativeModule tls'), hooked: Module._load !== load, fetchWrapped: globalThis.fetch !== fetch0 };`,
+       return { env: [process.env.NODE_EXTRA_CA_CERTS, process.env.SKILL_UP_EXTRA_CA_CERTS ?? 'unset'], seen, tls: process.moduleLoadList.includes('NativeModule tls'), hooked, fetchWrapped };`,
       { SKILL_UP_EXTRA_CA_CERTS: CA },
     );
     expect(result).toEqual({ env: [CA, 'unset'], seen: `${CA}|unset`, tls: false, hooked: true, fetchWrapped: true });
@@ -74,11 +73,8 @@ describe('NODE_EXTRA_CA_CERTS at first use (src/cli/extra-ca.cts)', () => {
 
   it('without SKILL_UP_EXTRA_CA_CERTS it changes nothing: the server is untrusted', async () => {
     const { result } = await child(
-      `const Module = require('node:module');
-       const load = Module._load;
-       const fetch0 = globalThis.fetch;
-       extra.adoptExtraCaCerts();
-       return { env: process.env.NODE_EXTRA_CA_CERTS ?? 'unset', same: Module._load === load && globalThis.fetch === fetch0, https: await get(${JSON.stringify(url)}), fetch: await fetched(${JSON.stringify(url)}) };`,
+      `const { hooked, fetchWrapped } = adopt();
+       return { env: process.env.NODE_EXTRA_CA_CERTS ?? 'unset', same: !hooked && !fetchWrapped, https: await get(${JSON.stringify(url)}), fetch: await fetched(${JSON.stringify(url)}) };`,
     );
     expect(result).toEqual({ env: 'unset', same: true, https: UNTRUSTED, fetch: UNTRUSTED });
   });
@@ -185,10 +181,8 @@ describe('NODE_EXTRA_CA_CERTS at first use (src/cli/extra-ca.cts)', () => {
 
   it('a NODE_EXTRA_CA_CERTS still there (run as node …/skill-up.cjs) wins: SKILL_UP_EXTRA_CA_CERTS is dropped, nothing is wrapped', async () => {
     const { result } = await child(
-      `const Module = require('node:module');
-       const load = Module._load;
-       extra.adoptExtraCaCerts();
-       return { env: [process.env.NODE_EXTRA_CA_CERTS, process.env.SKILL_UP_EXTRA_CA_CERTS ?? 'unset'], same: Module._load === load };`,
+      `const { hooked } = adopt();
+       return { env: [process.env.NODE_EXTRA_CA_CERTS, process.env.SKILL_UP_EXTRA_CA_CERTS ?? 'unset'], same: !hooked };`,
       { SKILL_UP_EXTRA_CA_CERTS: CA, NODE_EXTRA_CA_CERTS: '' },
     );
     expect(result).toEqual({ env: ['', 'unset'], same: true });
