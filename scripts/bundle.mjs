@@ -8,8 +8,12 @@
 // it); so are the ES-only p-limit and yocto-queue, which CommonJS cannot require on every Node 20.
 // In skill-up's modules `requireCjs('<one of those>')` (src/util/cjs.ts) becomes a plain
 // `require`, which esbuild follows; a bundled CommonJS package still runs only at its first require.
-// Other packages stay outside, loaded as before: those a run loads only after its first engine
-// started or only for some work (junit-report-builder, handlebars, ajv, dockerode, execa).
+// Other packages stay outside, loaded as before: those a run loads only for some work (handlebars's
+// compiler, ajv, dockerode, execa). The two a run loads while its first engine works, for the
+// reports (junit-report-builder and handlebars/runtime), go into a second file,
+// dist/src/cli/skill-up.vendor.cjs, which the loader runs at their first use with a code cache
+// of its own (src/cli/bundle-loader.cts vendorLoader): `requireCjs('<one of them>')` or
+// `require('<one of them>')` becomes `__skillUpVendor('<one of them>')`.
 // Each module's `import.meta.url` becomes the URL of its own dist file, so every path a module
 // finds beside itself (the generated validators, the precompiled templates, the package root)
 // is the same in the bundle as outside it. Dynamic imports stay lazy: esbuild runs a module's
@@ -34,6 +38,9 @@ const bundled = new Set(['p-limit', 'yocto-queue', 'yaml', 'picomatch', 're2js',
 const bundledPaths = /^ajv\/dist\/runtime\//;
 /** A package's name from an import specifier (`@scope/name/sub` → `@scope/name`). */
 const packageName = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+/** Packages of the vendor bundle (see the top of this file), each as skill-up's modules require it. */
+const VENDORED = ['junit-report-builder', 'handlebars/runtime'];
+const vendorFile = join(root, 'dist/src/cli/skill-up.vendor.cjs');
 /** Packages the bundle may import() at run time. */
 const DYNAMIC_PACKAGES = new Set(['execa']);
 
@@ -46,7 +53,13 @@ const ownUrls = {
       const rel = relative(dirname(outfile), args.path).split('\\').join('/');
       let contents = text
         .replaceAll('import.meta.url', `__skillUpUrl(${JSON.stringify(rel)})`)
-        .replace(/\brequireCjs\((["'])([^"']+)\1\)/g, (call, _q, spec) => (bundled.has(packageName(spec)) ? `require(${JSON.stringify(spec)})` : call));
+        .replace(/\b(requireCjs|require)\((["'])([^"']+)\2\)/g, (call, fn, _q, spec) => {
+          if (VENDORED.includes(spec)) {
+            vendoredCalls.add(spec);
+            return `__skillUpVendor(${JSON.stringify(spec)})`;
+          }
+          return fn === 'requireCjs' && bundled.has(packageName(spec)) ? `require(${JSON.stringify(spec)})` : call;
+        });
       // The generated validators join the bundle (src/config/schema.ts bundledValidators), so the code cache covers them.
       if (/[\\/]dist[\\/]src[\\/]config[\\/]schema\.js$/.test(args.path)) {
         const line = 'const bundledValidators = undefined;';
@@ -58,6 +71,9 @@ const ownUrls = {
     });
   },
 };
+
+/** The vendored packages some module of skill-up's requires (each must be, or the vendor bundle is dead weight). */
+const vendoredCalls = new Set();
 
 /** Every bare package import stays a runtime require/import, but for {@link bundled}. */
 const externalPackages = {
@@ -128,14 +144,38 @@ if (unexpected.length > 0) throw new Error(`unexpected dynamic import() in the b
 // a UTF-8 decode of the 2.6 MB bundle took 21 ms, a Latin-1 one 3 ms). Inside a comment the
 // escape is only text.
 let escaped = 0;
-const ascii = text.replace(/[^\p{ASCII}]/gu, (c) => {
-  escaped++;
-  let out = '';
-  for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
-  return out;
-});
+/** `text` with every non-ASCII character written as a `\\uXXXX` escape (counted in `escaped`). */
+const toAscii = (text) =>
+  text.replace(/[^\p{ASCII}]/gu, (c) => {
+    escaped++;
+    let out = '';
+    for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    return out;
+  });
+const ascii = toAscii(text);
 const tmp = `${outfile}.tmp-${process.pid}`;
 await writeFile(tmp, ascii);
 await rename(tmp, outfile);
 const inputs = Object.keys(result.metafile.inputs).length;
 console.log(`bundled ${inputs} modules into ${outfile} (${ascii.length} bytes, ASCII, ${escaped} characters of comments escaped; imported at run time: ${[...imported].join(', ') || 'none'}; ${lazied} built-in requires made lazy)`);
+
+// The vendor bundle: a table of the vendored packages, each made at its first call.
+const missing = VENDORED.filter((p) => !vendoredCalls.has(p));
+if (missing.length > 0) throw new Error(`no module of skill-up's requires ${missing.join(', ')} any more: drop it from VENDORED in scripts/bundle.mjs`);
+const vendor = await build({
+  stdin: { contents: `module.exports = {\n${VENDORED.map((p) => `  ${JSON.stringify(p)}: () => require(${JSON.stringify(p)}),`).join('\n')}\n};\n`, resolveDir: root, loader: 'js' },
+  outfile: vendorFile,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true,
+  write: false,
+});
+const vendorText = toAscii(vendor.outputFiles[0].text);
+await writeFile(`${vendorFile}.tmp-${process.pid}`, vendorText);
+await rename(`${vendorFile}.tmp-${process.pid}`, vendorFile);
+console.log(`bundled ${VENDORED.join(', ')} (${Object.keys(vendor.metafile.inputs).length} modules) into ${vendorFile} (${vendorText.length} bytes, ASCII)`);
+

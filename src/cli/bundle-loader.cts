@@ -10,8 +10,10 @@
  * `~/.cache/skill-up`, as for engines), keyed on Node's version, the architecture, Node's flags
  * and the bundle's size and mtime. V8 checks the data against the source and its flags and
  * rejects a mismatch; a rejected or missing cache is compiled as usual and written when the
- * process exits (what ran by then is in it), replacing older ones, unless it exits with 2. `SKILL_UP_CODE_CACHE=0`
- * turns it off. Nothing here may fail a command: every cache error is ignored.
+ * process exits (what ran by then is in it), replacing older ones, unless it exits with 2. The
+ * report packages a run loads while its first engine works come from a second bundle with a
+ * cache of its own, `skill-up.@vendor.<key>.bin` ({@link vendorLoader}). `SKILL_UP_CODE_CACHE=0`
+ * turns both off. Nothing here may fail a command: every cache error is ignored.
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { isAscii } from 'node:buffer';
@@ -39,26 +41,80 @@ export function runBundle(bundleFile: string, importer: (specifier: string) => P
   } catch {
     return false;
   }
-  const cacheFile = process.env.SKILL_UP_CODE_CACHE === '0' ? undefined : cachePath(stat);
+  const cacheFile = process.env.SKILL_UP_CODE_CACHE === '0' ? undefined : cachePath(stat, commandKey(process.argv.slice(2)));
+  // CommonJS's own wrapper, plus the importer the bundle's package import()s go through and the
+  // loader of the vendor bundle (scripts/bundle.mjs).
+  const script = compile(source, bundleFile, cacheFile, ['__skillUpImport', '__skillUpVendor'], (code) => code !== 2);
+  const wrapper = script.runInThisContext() as (
+    exports: object,
+    require: NodeJS.Require,
+    module: { exports: object },
+    filename: string,
+    dirname: string,
+    importer: (specifier: string) => Promise<unknown>,
+    vendor: (specifier: string) => unknown,
+  ) => void;
+  const mod = { exports: {} as BundleExports };
+  const require = createRequire(bundleFile);
+  wrapper.call(mod.exports, mod.exports, require, mod, bundleFile, dirname(bundleFile), importer, vendorLoader(join(dirname(bundleFile), VENDOR_FILE), require));
+  mod.exports.start().catch((e: unknown) => {
+    process.stderr.write(`skill-up: internal error: ${(e as Error).stack ?? String(e)}\n`);
+    process.exitCode = 3;
+  });
+  return true;
+}
+
+/**
+ * `source` as a CommonJS module's function (its wrapper's parameters, then `extra` ones) from
+ * `file`, with the code cache `cacheFile` when it holds one V8 accepts. A missing or rejected
+ * cache is written when the process exits, if `writeAtExit(exitCode)` says so: the cache then
+ * holds every function the process ran.
+ */
+function compile(source: string, file: string, cacheFile: string | undefined, extra: string[], writeAtExit: (code: number) => boolean): Script {
   let cachedData: Buffer | undefined;
   try {
     if (cacheFile) cachedData = readFileSync(cacheFile);
   } catch {
     /* none yet */
   }
-  // CommonJS's own wrapper, plus the importer the bundle's package import()s go through (scripts/bundle.mjs).
-  const script = new Script(`(function (exports, require, module, __filename, __dirname, __skillUpImport) {${source}\n})`, { filename: bundleFile, cachedData });
-  // A command that stopped at a usage or config error (exit 2) ran little of the code: its cache
-  // would leave every later run compiling the rest, so the next command that gets further writes it.
-  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) process.once('exit', (code) => code !== 2 && writeCache(cacheFile, script));
-  const wrapper = script.runInThisContext() as (exports: object, require: NodeJS.Require, module: { exports: object }, filename: string, dirname: string, importer: (specifier: string) => Promise<unknown>) => void;
-  const mod = { exports: {} as BundleExports };
-  wrapper.call(mod.exports, mod.exports, createRequire(bundleFile), mod, bundleFile, dirname(bundleFile), importer);
-  mod.exports.start().catch((e: unknown) => {
-    process.stderr.write(`skill-up: internal error: ${(e as Error).stack ?? String(e)}\n`);
-    process.exitCode = 3;
-  });
-  return true;
+  const script = new Script(`(function (${['exports', 'require', 'module', '__filename', '__dirname', ...extra].join(', ')}) {${source}\n})`, { filename: file, cachedData });
+  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) process.once('exit', (code) => writeAtExit(code) && writeCache(cacheFile, script));
+  return script;
+}
+
+/** The vendor bundle's file name, beside the bundle (scripts/bundle.mjs). */
+const VENDOR_FILE = 'skill-up.vendor.cjs';
+
+/**
+ * The bundle's `__skillUpVendor(specifier)`: the packages a run loads only once its first engine
+ * works (junit-report-builder, handlebars/runtime) come from the vendor bundle, loaded at the first
+ * call with a code cache of its own (`skill-up.@vendor.<key>.bin`, beside the commands'): measured
+ * on these machines, 10 ms against 32 ms from node_modules, CPU an engine starting on the same
+ * two cores does not lose. A package the vendor bundle does not hold, or a vendor bundle that
+ * cannot be read, comes from node_modules as before.
+ */
+function vendorLoader(file: string, require: NodeJS.Require): (specifier: string) => unknown {
+  let packages: Record<string, () => unknown> | null | undefined;
+  return (specifier) => {
+    packages ??= loadVendor(file);
+    const get = packages?.[specifier];
+    return get ? get() : require(specifier);
+  };
+}
+
+/** The vendor bundle's table (package → its exports, made at the first call); null when it cannot be read or run. */
+function loadVendor(file: string): Record<string, () => unknown> | null {
+  try {
+    const stat = statSync(file);
+    const source = readSource(file);
+    const cacheFile = process.env.SKILL_UP_CODE_CACHE === '0' ? undefined : cachePath(stat, '@vendor');
+    const run = compile(source, file, cacheFile, [], () => true).runInThisContext() as (exports: object, require: NodeJS.Require, module: { exports: object }, filename: string, dirname: string) => void;
+    const mod = { exports: {} as Record<string, () => unknown> };
+    run.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
+    return mod.exports;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -72,11 +128,11 @@ function readSource(file: string): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
-/** The cache file for a bundle of this size and mtime, on this Node with these flags. */
-function cachePath(stat: { size: number; mtimeMs: number }): string {
+/** The cache file of `key` (a command, or `@vendor`) for a bundle of this size and mtime, on this Node with these flags. */
+function cachePath(stat: { size: number; mtimeMs: number }, key: string): string {
   const root = process.env.SKILL_UP_CACHE_DIR?.trim() ? process.env.SKILL_UP_CACHE_DIR : join(homedir(), '.cache', 'skill-up');
   const flags = fnv1a([...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\0'));
-  return join(root, 'code-cache', `skill-up.${commandKey(process.argv.slice(2))}.${process.version}-${process.arch}-${flags}-${stat.size}-${Math.trunc(stat.mtimeMs)}.bin`);
+  return join(root, 'code-cache', `skill-up.${key}.${process.version}-${process.arch}-${flags}-${stat.size}-${Math.trunc(stat.mtimeMs)}.bin`);
 }
 
 /**

@@ -2,7 +2,7 @@
  * The executable's bundle and its V8 code cache (src/cli/bundle-loader.cts, scripts/bundle.mjs;
  * issue 13): a command writes its cache once, reuses it untouched, recovers from a corrupt or
  * unwritable one, writes nothing when turned off, and prints exactly what the unbundled ES module
- * entry prints.
+ * entry prints. The report packages come from the vendor bundle, with a cache of their own.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { runCli, writeSkill } from './helpers.js';
 
 const ESM_ENTRY = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 const BUNDLE = fileURLToPath(new URL('../../dist/src/cli/skill-up.bundle.cjs', import.meta.url));
+const VENDOR = fileURLToPath(new URL('../../dist/src/cli/skill-up.vendor.cjs', import.meta.url));
 
 function skill(): string {
   return writeSkill({
@@ -114,5 +115,52 @@ describe('the executable runs from its bundle with a code cache', () => {
     expect(esm.code, esm.stderr).toBe(0);
     const shape = (s: string) => s.replace(/\d+(\.\d+)?(ms|s)\b/g, 'T').replace(new RegExp(root, 'g'), 'ROOT').replace(/\/(a|b)\//g, '/X/');
     expect(shape(bundled.stderr)).toBe(shape(esm.stderr));
+  });
+
+  it('the build wrote the vendor bundle: junit-report-builder and handlebars/runtime, pure ASCII, and the bundle takes them from it', () => {
+    expect(existsSync(VENDOR), `${VENDOR} is missing: run \`npm run build\` (scripts/bundle.mjs)`).toBe(true);
+    const bytes = readFileSync(VENDOR);
+    expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
+    const text = bytes.toString('latin1');
+    expect(text).toMatch(/"junit-report-builder": \(\) => require_/);
+    expect(text).toMatch(/"handlebars\/runtime": \(\) => require_/);
+    const bundle = readFileSync(BUNDLE, 'latin1');
+    expect(bundle).toContain('__skillUpVendor("junit-report-builder")');
+    expect(bundle).toContain('__skillUpVendor("handlebars/runtime")');
+    expect(bundle).not.toMatch(/requireCjs\("junit-report-builder"\)|require\("handlebars\/runtime"\)/);
+  });
+
+  it('a run writing junit and html loads the vendor bundle with its own cache, written once and reused; the reports are the ES module entry\'s', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
+    const dir = skill();
+    const run = (out: string, bin?: string) => runCli(['run', dir, '--output-dir', join(root, out), '--format', 'json,junit,html'], { ...(bin ? { bin } : {}), env: { SKILL_UP_CACHE_DIR: root } });
+    const first = await run('a');
+    expect(first.code, first.stderr).toBe(0);
+    const vendor = caches(root).filter((f) => /\/skill-up\.@vendor\.v\d+\.\d+\.\d+-[a-z0-9]+-[0-9a-f]{8}-\d+-\d+\.bin$/.test(f));
+    expect(vendor).toHaveLength(1);
+    expect(statSync(vendor[0]!).size).toBeGreaterThan(10_000);
+    const before = statSync(vendor[0]!);
+    const second = await run('b');
+    expect(second.code, second.stderr).toBe(0);
+    expect([statSync(vendor[0]!).ino, statSync(vendor[0]!).mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+    const esm = await run('c', ESM_ENTRY);
+    expect(esm.code, esm.stderr).toBe(0);
+    // Times and durations differ from run to run: every number is compared as a number.
+    const report = (out: string, file: string) =>
+      readFileSync(join(root, out, 'iteration-1', file), 'utf8')
+        .replace(new RegExp(`${root}/[abc]/`, 'g'), 'OUT/')
+        .replace(/\d+/g, '0');
+    for (const file of ['report.xml', 'report.html']) {
+      expect(report('b', file), file).toBe(report('c', file));
+      expect(report('a', file), file).toBe(report('b', file));
+    }
+  });
+
+  it('a run writing only result.json never loads the vendor bundle', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
+    const r = await runCli(['run', skill(), '--output-dir', join(root, 'out'), '--format', 'json'], { env: { SKILL_UP_CACHE_DIR: root } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(caches(root).filter((f) => f.includes('@vendor'))).toEqual([]);
+    expect(caches(root).filter((f) => f.includes('skill-up.run.'))).toHaveLength(1);
   });
 });

@@ -60,6 +60,7 @@ describe('npm pack → npm install -g → the installed skill-up, from outside t
       'bin/skill-up',
       'dist/src/cli/skill-up.cjs',
       'dist/src/cli/skill-up.bundle.cjs',
+      'dist/src/cli/skill-up.vendor.cjs',
       'dist/src/cli/bundle-loader.cjs',
       'dist/src/cli/bin.js',
       'dist/src/config/validators.generated.cjs',
