@@ -11,9 +11,10 @@
 // Other packages stay outside, loaded as before: those a run loads only for some work (handlebars's
 // compiler, ajv, dockerode, execa). The two a run loads while its first engine works, for the
 // reports (junit-report-builder and handlebars/runtime), go into a second file,
-// dist/src/cli/skill-up.vendor.cjs, which the loader runs at their first use with a code cache
-// of its own (src/cli/bundle-loader.cts vendorLoader): `requireCjs('<one of them>')` or
-// `require('<one of them>')` becomes `__skillUpVendor('<one of them>')`.
+// dist/src/cli/skill-up.vendor.cjs, with the HTML report's precompiled templates, which the loader
+// runs at their first use with a code cache of its own (src/cli/bundle-loader.cts vendorLoader):
+// `requireCjs('<one of them>')` or `require('<one of them>')` becomes `__skillUpVendor('<it, as
+// the bundle's folder requires it>')`.
 // Each module's `import.meta.url` becomes the URL of its own dist file, so every path a module
 // finds beside itself (the generated validators, the precompiled templates, the package root)
 // is the same in the bundle as outside it. Dynamic imports stay lazy: esbuild runs a module's
@@ -38,8 +39,19 @@ const bundled = new Set(['p-limit', 'yocto-queue', 'yaml', 'picomatch', 're2js',
 const bundledPaths = /^ajv\/dist\/runtime\//;
 /** A package's name from an import specifier (`@scope/name/sub` → `@scope/name`). */
 const packageName = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
-/** Packages of the vendor bundle (see the top of this file), each as skill-up's modules require it. */
-const VENDORED = ['junit-report-builder', 'handlebars/runtime'];
+/**
+ * What the vendor bundle holds (see the top of this file): each module as skill-up's modules
+ * require it (a package, or a generated file by its name beside the requiring module) → as the
+ * bundle's folder, dist/src/cli, requires it (the vendor bundle's entry, and the loader's
+ * fallback when the vendor bundle cannot be read).
+ */
+const VENDORED = new Map([
+  ['junit-report-builder', 'junit-report-builder'],
+  ['handlebars/runtime', 'handlebars/runtime'],
+  // The HTML report's precompiled templates (src/report/html/render.ts): their functions run at
+  // the first report, and from node_modules' plain require each was compiled then.
+  ['./templates.precompiled.cjs', '../report/html/templates.precompiled.cjs'],
+]);
 const vendorFile = join(root, 'dist/src/cli/skill-up.vendor.cjs');
 /** Packages the bundle may import() at run time. */
 const DYNAMIC_PACKAGES = new Set(['execa']);
@@ -54,9 +66,9 @@ const ownUrls = {
       let contents = text
         .replaceAll('import.meta.url', `__skillUpUrl(${JSON.stringify(rel)})`)
         .replace(/\b(requireCjs|require)\((["'])([^"']+)\2\)/g, (call, fn, _q, spec) => {
-          if (VENDORED.includes(spec)) {
+          if (VENDORED.has(spec)) {
             vendoredCalls.add(spec);
-            return `__skillUpVendor(${JSON.stringify(spec)})`;
+            return `__skillUpVendor(${JSON.stringify(VENDORED.get(spec))})`;
           }
           return fn === 'requireCjs' && bundled.has(packageName(spec)) ? `require(${JSON.stringify(spec)})` : call;
         });
@@ -160,10 +172,10 @@ const inputs = Object.keys(result.metafile.inputs).length;
 console.log(`bundled ${inputs} modules into ${outfile} (${ascii.length} bytes, ASCII, ${escaped} characters of comments escaped; imported at run time: ${[...imported].join(', ') || 'none'}; ${lazied} built-in requires made lazy)`);
 
 // The vendor bundle: a table of the vendored packages, each made at its first call.
-const missing = VENDORED.filter((p) => !vendoredCalls.has(p));
+const missing = [...VENDORED.keys()].filter((p) => !vendoredCalls.has(p));
 if (missing.length > 0) throw new Error(`no module of skill-up's requires ${missing.join(', ')} any more: drop it from VENDORED in scripts/bundle.mjs`);
 const vendor = await build({
-  stdin: { contents: `module.exports = {\n${VENDORED.map((p) => `  ${JSON.stringify(p)}: () => require(${JSON.stringify(p)}),`).join('\n')}\n};\n`, resolveDir: root, loader: 'js' },
+  stdin: { contents: `module.exports = {\n${[...VENDORED.values()].map((p) => `  ${JSON.stringify(p)}: () => require(${JSON.stringify(p)}),`).join('\n')}\n};\n`, resolveDir: dirname(outfile), loader: 'js' },
   outfile: vendorFile,
   bundle: true,
   format: 'cjs',
@@ -177,5 +189,5 @@ const vendor = await build({
 const vendorText = toAscii(vendor.outputFiles[0].text);
 await writeFile(`${vendorFile}.tmp-${process.pid}`, vendorText);
 await rename(`${vendorFile}.tmp-${process.pid}`, vendorFile);
-console.log(`bundled ${VENDORED.join(', ')} (${Object.keys(vendor.metafile.inputs).length} modules) into ${vendorFile} (${vendorText.length} bytes, ASCII)`);
+console.log(`bundled ${[...VENDORED.keys()].join(', ')} (${Object.keys(vendor.metafile.inputs).length} modules) into ${vendorFile} (${vendorText.length} bytes, ASCII)`);
 

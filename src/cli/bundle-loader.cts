@@ -86,9 +86,10 @@ function compile(source: string, file: string, cacheFile: string | undefined, ex
 const VENDOR_FILE = 'skill-up.vendor.cjs';
 
 /**
- * The bundle's `__skillUpVendor(specifier)`: the packages a run loads only once its first engine
- * works (junit-report-builder, handlebars/runtime) come from the vendor bundle, loaded at the first
- * call with a code cache of its own (`skill-up.@vendor.<key>.bin`, beside the commands'): measured
+ * The bundle's `__skillUpVendor(specifier)`: what a run loads only once its first engine works
+ * (junit-report-builder, handlebars/runtime, the HTML report's precompiled templates; `specifier`
+ * as the bundle's folder requires it) comes from the vendor bundle, loaded at the first call with
+ * a code cache of its own (`skill-up.@vendor.<key>.bin`, beside the commands'): measured
  * on these machines, 10 ms against 32 ms from node_modules, CPU an engine starting on the same
  * two cores does not lose. A package the vendor bundle does not hold, or a vendor bundle that
  * cannot be read, comes from node_modules as before.

@@ -245,6 +245,8 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
   // The last workspaces' removal, which goes on while the reports are written; awaited before runSuite returns.
   let removed: Promise<void> | undefined;
   let jobsEnded = false;
+  // The scripted model server's close, awaited before runSuite returns.
+  let modelClosed: Promise<void> | undefined;
   try {
     const model = await startScriptedModel(prepared.scripts, dir, prepared.docker?.socketDir ? join(prepared.docker.socketDir, 'model.sock') : undefined);
     if (model) notice(`scripted model server on ${model.url} (exchanges logged per job)`);
@@ -277,12 +279,15 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
       });
       jobsEnded = true;
     } finally {
-      await model?.close();
+      // Its last exchange logs are flushed while the reports are written (no report reads them).
+      modelClosed = model?.close();
+      // Handled here so an early failure is no unhandled rejection; awaited (and thrown) below.
+      modelClosed?.catch(() => undefined);
     }
   } finally {
     removed = removals.drain();
-    // Thrown out of the jobs: nothing else will wait for the removals.
-    if (!jobsEnded) await removed;
+    // Thrown out of the jobs: nothing else will wait for the removals nor the server's close.
+    if (!jobsEnded) await Promise.all([removed, modelClosed]);
     // Each job removes its container; one an interrupt left half-made goes here.
     await prepared.docker?.sweep();
     verbose?.uninstall();
@@ -347,13 +352,14 @@ export async function runSuite(suite: Suite, options: RunSuiteOptions): Promise<
     if (typeof (e as NodeJS.ErrnoException).code !== 'string') throw e;
     record.reportError = `cannot write the reports in ${dir}: ${(e as Error).message}`;
     if (!interrupted) record.exitCode = 3;
-    await removed;
+    await Promise.all([removed, modelClosed]);
     return record;
   }
   // A report that could not be written (disk full, …) is exit 3, after 2 and 130/143 (README "Exit codes").
   if (record.reports.skipped.length && !interrupted) record.exitCode = 3;
-  // Nothing is left half removed when the run returns (RemovalQueue.drain never rejects).
-  await removed;
+  // Nothing is left half removed when the run returns (RemovalQueue.drain never rejects), and
+  // every exchange is logged.
+  await Promise.all([removed, modelClosed]);
   return record;
 }
 

@@ -117,16 +117,18 @@ describe('the executable runs from its bundle with a code cache', () => {
     expect(shape(bundled.stderr)).toBe(shape(esm.stderr));
   });
 
-  it('the build wrote the vendor bundle: junit-report-builder and handlebars/runtime, pure ASCII, and the bundle takes them from it', () => {
+  it('the build wrote the vendor bundle: junit-report-builder, handlebars/runtime and the precompiled templates, pure ASCII, and the bundle takes them from it', () => {
     expect(existsSync(VENDOR), `${VENDOR} is missing: run \`npm run build\` (scripts/bundle.mjs)`).toBe(true);
     const bytes = readFileSync(VENDOR);
     expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
     const text = bytes.toString('latin1');
     expect(text).toMatch(/"junit-report-builder": \(\) => require_/);
     expect(text).toMatch(/"handlebars\/runtime": \(\) => require_/);
+    expect(text).toMatch(/"..\/report\/html\/templates.precompiled.cjs": \(\) => require_/);
     const bundle = readFileSync(BUNDLE, 'latin1');
     expect(bundle).toContain('__skillUpVendor("junit-report-builder")');
     expect(bundle).toContain('__skillUpVendor("handlebars/runtime")');
+    expect(bundle).toContain('__skillUpVendor("../report/html/templates.precompiled.cjs")');
     expect(bundle).not.toMatch(/requireCjs\("junit-report-builder"\)|require\("handlebars\/runtime"\)/);
   });
 

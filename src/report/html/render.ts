@@ -20,13 +20,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type Handlebars from 'handlebars';
 import { packageRoot } from '../../util/package-root.js';
 import type { ResultDoc } from '../result-json.js';
 import { buildReportData, reportDataPieces, scriptSafeJson } from './data.js';
 import { buildView, engineOrder, runStats, type ReportView } from './view.js';
-import { PRECOMPILED_FILE, readTemplateSources, TEMPLATE_OPTIONS, templatesHash } from './templates.js';
+import { readTemplateSources, TEMPLATE_OPTIONS, templatesHash } from './templates.js';
 
 // Handlebars is CommonJS and loaded on demand: the runtime only, unless templates must be compiled.
 const require = createRequire(import.meta.url);
@@ -76,11 +75,15 @@ export function htmlReportDir(): string {
 
 const sha256 = (s: string) => `'sha256-${createHash('sha256').update(s, 'utf8').digest('base64')}'`;
 
-/** The precompiled module at `file`; undefined when there is none (null: do not look). */
-function readPrecompiled(file: string | null): PrecompiledModule | undefined {
+/**
+ * The precompiled module at `file` (undefined: the build's, beside this module); undefined when
+ * there is none (null: do not look). The build's is required by its literal name, which the
+ * executable's bundle takes from its vendor bundle, under that bundle's code cache (scripts/bundle.mjs).
+ */
+function readPrecompiled(file: string | null | undefined): PrecompiledModule | undefined {
   if (file === null) return undefined;
   try {
-    return require(file) as PrecompiledModule;
+    return (file === undefined ? require('./templates.precompiled.cjs') : require(file)) as PrecompiledModule;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return undefined;
     throw e;
@@ -99,12 +102,12 @@ export function prepareHtmlReport(): void {
 
 /**
  * Reads the templates and assets, and makes the template: from the precompiled module at
- * `precompiledFile` (default: the build's, beside this module) when it exists and its hash
+ * `precompiledFile` (default: the build's, `templates.precompiled.cjs` beside this module) when it exists and its hash
  * matches the templates, else by compiling them with the full Handlebars.
  * @internal exported for tests (render.ts caches the default once per process).
  * @throws Error when a template or asset cannot be read or parsed, or an asset holds its closing tag.
  */
-export function loadTemplates(precompiledFile: string | null = fileURLToPath(new URL(PRECOMPILED_FILE, import.meta.url))): Compiled {
+export function loadTemplates(precompiledFile?: string | null): Compiled {
   const dir = htmlReportDir();
   const sources = readTemplateSources(dir);
   const runtime = require('handlebars/runtime') as typeof Handlebars;
