@@ -11,9 +11,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { readTemplateSources, PRECOMPILED_FILE } = await import(join(root, 'dist/src/report/html/templates.js'));
+const { readTemplateSources } = await import(join(root, 'dist/src/report/html/templates.js'));
 const { precompiledModuleText } = await import(join(root, 'dist/src/report/html/precompile.js'));
-const out = resolve(process.argv[2] ?? join(root, 'dist/src/report/html', PRECOMPILED_FILE));
+// The name src/report/html/render.ts requires beside itself (a literal there: the bundle takes it from its vendor bundle).
+const out = resolve(process.argv[2] ?? join(root, 'dist/src/report/html/templates.precompiled.cjs'));
 const text = precompiledModuleText(readTemplateSources(join(root, 'src/report/html')));
 mkdirSync(dirname(out), { recursive: true });
 // Temp file + rename: a renderer starting meanwhile sees the old module or the new one, never half.

@@ -11,9 +11,6 @@ import { join } from 'node:path';
 /** Handlebars compile options of every template (main and partials alike, as Handlebars compiles a partial at run time with its caller's options). */
 export const TEMPLATE_OPTIONS = { strict: true } as const;
 
-/** File name of the precompiled module the build writes beside render.js (dist/src/report/html/). */
-export const PRECOMPILED_FILE = 'templates.precompiled.cjs';
-
 /** The templates of one report: `templates/report.hbs` and `templates/partials/<name>.hbs`. */
 export interface TemplateSources {
   main: string;
