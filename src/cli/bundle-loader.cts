@@ -92,9 +92,10 @@ const VENDOR_FILE = 'skill-up.vendor.cjs';
  * a code cache of its own (`skill-up.@vendor.<key>.bin`, beside the commands'): measured
  * on these machines, 10 ms against 32 ms from node_modules, CPU an engine starting on the same
  * two cores does not lose. A package the vendor bundle does not hold, or a vendor bundle that
- * cannot be read, comes from node_modules as before.
+ * cannot be read, comes from node_modules as before (`require`: the bundle's folder's).
+ * @internal exported for tests (test/cli/code-cache.test.ts).
  */
-function vendorLoader(file: string, require: NodeJS.Require): (specifier: string) => unknown {
+export function vendorLoader(file: string, require: NodeJS.Require): (specifier: string) => unknown {
   let packages: Record<string, () => unknown> | null | undefined;
   return (specifier) => {
     packages ??= loadVendor(file);

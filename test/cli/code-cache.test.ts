@@ -8,12 +8,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { runCli, writeSkill } from './helpers.js';
 
 const ESM_ENTRY = fileURLToPath(new URL('../../dist/src/cli/bin.js', import.meta.url));
 const BUNDLE = fileURLToPath(new URL('../../dist/src/cli/skill-up.bundle.cjs', import.meta.url));
 const VENDOR = fileURLToPath(new URL('../../dist/src/cli/skill-up.vendor.cjs', import.meta.url));
+const LOADER = fileURLToPath(new URL('../../dist/src/cli/bundle-loader.cjs', import.meta.url));
 
 function skill(): string {
   return writeSkill({
@@ -164,5 +166,32 @@ describe('the executable runs from its bundle with a code cache', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(caches(root).filter((f) => f.includes('@vendor'))).toEqual([]);
     expect(caches(root).filter((f) => f.includes('skill-up.run.'))).toHaveLength(1);
+  });
+
+  it('the vendor loader takes a package from the vendor bundle, and from node_modules when the vendor bundle is missing or unreadable', () => {
+    const require = createRequire(BUNDLE);
+    const { vendorLoader } = require(LOADER) as { vendorLoader(file: string, r: NodeJS.Require): (s: string) => unknown };
+    const root = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
+    // No cache file from this test process (it would be written when the worker exits).
+    process.env.SKILL_UP_CODE_CACHE = '0';
+    try {
+      const fromVendor = vendorLoader(VENDOR, require)('junit-report-builder') as { newBuilder(): unknown };
+      const fromModules = require('junit-report-builder') as object;
+      // The vendor bundle's own copy: a working builder, not node_modules' instance.
+      expect(typeof fromVendor.newBuilder).toBe('function');
+      expect(fromVendor).not.toBe(fromModules);
+      // Missing, or not JavaScript: node_modules' copy, and the bundle-relative templates resolve too.
+      const broken = join(root, 'skill-up.vendor.cjs');
+      writeFileSync(broken, '}{ not javascript');
+      for (const file of [join(root, 'missing.cjs'), broken]) {
+        const load = vendorLoader(file, require);
+        expect(load('junit-report-builder')).toBe(fromModules);
+        expect((load('../report/html/templates.precompiled.cjs') as { hash: string }).hash).toMatch(/^[0-9a-f]{64}$/);
+      }
+      // Something the vendor bundle does not hold comes from node_modules as well.
+      expect(vendorLoader(VENDOR, require)('yaml')).toBe(require('yaml'));
+    } finally {
+      delete process.env.SKILL_UP_CODE_CACHE;
+    }
   });
 });
