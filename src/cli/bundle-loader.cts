@@ -8,8 +8,9 @@
  *
  * The cache is `<cache>/code-cache/skill-up.<command>.<key>.bin` (`<cache>`: `$SKILL_UP_CACHE_DIR`, else
  * `~/.cache/skill-up`, as for engines), keyed on Node's version, the architecture, Node's flags
- * and the bundle's size and mtime. V8 checks the data against the source and its flags and
- * rejects a mismatch; a rejected or missing cache is compiled as usual and written when the
+ * and the bundle's size and mtime, with a header of CRC-32s of the data and of the bundle it was
+ * made from ({@link readCache}: V8 itself checks only the data's header, the source's length
+ * and its flags). A damaged, stale or rejected cache, or none, is compiled as usual and written when the
  * process exits (what ran by then is in it), replacing older ones, unless it exits with 2. The
  * report packages a run loads while its first engine works come from a second bundle with a
  * cache of its own, `skill-up.@vendor.<key>.bin` ({@link vendorLoader}). `SKILL_UP_CODE_CACHE=0`
@@ -21,6 +22,7 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
+import type * as Zlib from 'node:zlib';
 
 /** What the bundle exports (src/cli/entry.ts). */
 interface BundleExports {
@@ -33,7 +35,7 @@ interface BundleExports {
  * nothing, when the bundle cannot be read; the caller then loads the ES module entry instead.
  */
 export function runBundle(bundleFile: string, importer: (specifier: string) => Promise<unknown>): boolean {
-  let source: string;
+  let source: Source;
   let stat: { size: number; mtimeMs: number };
   try {
     stat = statSync(bundleFile);
@@ -70,16 +72,39 @@ export function runBundle(bundleFile: string, importer: (specifier: string) => P
  * cache is written when the process exits, if `writeAtExit(exitCode)` says so: the cache then
  * holds every function the process ran.
  */
-function compile(source: string, file: string, cacheFile: string | undefined, extra: string[], writeAtExit: (code: number) => boolean): Script {
-  let cachedData: Buffer | undefined;
-  try {
-    if (cacheFile) cachedData = readFileSync(cacheFile);
-  } catch {
-    /* none yet */
-  }
-  const script = new Script(`(function (${['exports', 'require', 'module', '__filename', '__dirname', ...extra].join(', ')}) {${source}\n})`, { filename: file, cachedData });
-  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) process.once('exit', (code) => writeAtExit(code) && writeCache(cacheFile, script));
+function compile(source: Source, file: string, cacheFile: string | undefined, extra: string[], writeAtExit: (code: number) => boolean): Script {
+  const cachedData = cacheFile ? readCache(cacheFile, source) : undefined;
+  const script = new Script(`(function (${['exports', 'require', 'module', '__filename', '__dirname', ...extra].join(', ')}) {${source.text}\n})`, { filename: file, cachedData });
+  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) process.once('exit', (code) => writeAtExit(code) && writeCache(cacheFile, script, source));
   return script;
+}
+
+/**
+ * A cache file: {@link CACHE_MAGIC}, the CRC-32 of the V8 data, the CRC-32 of the bundle's bytes
+ * it was made from (4 bytes each, big-endian), then the data. V8 checks only the data's header
+ * and the source's length: a file damaged further in made Node 20 abort in its deserialiser
+ * (`unreachable code`, exit 133) or crash (exit 139) on every later start, and a bundle
+ * rewritten with the same length and mtime was run with the old one's code. Both are checked here.
+ */
+const CACHE_MAGIC = 0x53554331; // "SUC1"
+const CACHE_HEADER = 12;
+
+/** CRC-32 (zlib's), with node:zlib required at first use: only a command with a cache to check or write loads it (about 1.4 ms). */
+function crc32(data: Buffer): number {
+  return (createRequire(__filename)('node:zlib') as typeof Zlib).crc32(data);
+}
+
+/** The V8 data of `cacheFile` when its header vouches for it and for `source`; undefined when missing, damaged or another bundle's. */
+function readCache(cacheFile: string, source: Source): Buffer | undefined {
+  let raw: Buffer;
+  try {
+    raw = readFileSync(cacheFile);
+  } catch {
+    return undefined; // none yet
+  }
+  if (raw.length <= CACHE_HEADER || raw.readUInt32BE(0) !== CACHE_MAGIC) return undefined;
+  const data = raw.subarray(CACHE_HEADER);
+  return raw.readUInt32BE(4) === crc32(data) && raw.readUInt32BE(8) === crc32(source.bytes) ? data : undefined;
 }
 
 /** The vendor bundle's file name, beside the bundle (scripts/bundle.mjs). */
@@ -125,9 +150,15 @@ function loadVendor(file: string): Record<string, () => unknown> | null {
  * 21 ms for a UTF-8 decode, which builds a two-byte string when any byte is not ASCII); a
  * bundle holding other bytes is decoded as UTF-8.
  */
-function readSource(file: string): string {
+function readSource(file: string): Source {
   const bytes = readFileSync(file);
-  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+  return { text: isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8'), bytes };
+}
+
+/** A bundle as read: its text, and its bytes (which a cache's header names by their CRC-32). */
+interface Source {
+  text: string;
+  bytes: Buffer;
 }
 
 /** The cache file of `key` (a command, or `@vendor`) for a bundle of this size and mtime, on this Node with these flags. */
@@ -147,13 +178,18 @@ function commandKey(argv: string[]): string {
   return argv.includes('--dry-run') ? `${word}+dry` : word;
 }
 
-/** Writes the script's code cache atomically (temp file, rename) and removes older caches beside it; errors ignored. */
-function writeCache(file: string, script: Script): void {
+/** Writes the script's code cache, with its header ({@link readCache}), atomically (temp file, rename) and removes older caches beside it; errors ignored. */
+function writeCache(file: string, script: Script, source: Source): void {
   try {
     const dir = dirname(file);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const tmp = `${file}.tmp-${process.pid}`;
-    writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+    const data = script.createCachedData();
+    const header = Buffer.alloc(CACHE_HEADER);
+    header.writeUInt32BE(CACHE_MAGIC, 0);
+    header.writeUInt32BE(crc32(data), 4);
+    header.writeUInt32BE(crc32(source.bytes), 8);
+    writeFileSync(tmp, Buffer.concat([header, data]), { mode: 0o600 });
     renameSync(tmp, file);
     // The same command's caches for other bundles or Node versions are stale now.
     const prefix = `${basename(file).split('.').slice(0, 2).join('.')}.`;

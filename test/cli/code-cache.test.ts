@@ -89,6 +89,29 @@ describe('the executable runs from its bundle with a code cache', () => {
     expect(readFileSync(file!).equals(Buffer.alloc(4096, 0x5a))).toBe(false);
   });
 
+  it('a cache damaged past its header (which V8 does not check: Node 20 aborted or crashed on it) is ignored and rewritten, the command\'s and the vendor bundle\'s', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
+    const dir = skill();
+    const run = (out: string) => runCli(['run', dir, '--output-dir', join(root, out), '--format', 'json,junit,html'], { env: { SKILL_UP_CACHE_DIR: root } });
+    expect((await run('a')).code).toBe(0);
+    const files = caches(root).filter((f) => /skill-up\.(run|@vendor)\./.test(f));
+    expect(files).toHaveLength(2);
+    for (const file of files) {
+      const bytes = readFileSync(file);
+      // Flip 16 bytes well inside the V8 data, as a bad disk or a torn copy would.
+      for (const at of [64, 100, Math.floor(bytes.length / 2)]) for (let i = 0; i < 16; i++) bytes[at + i]! ^= 0xa5;
+      writeFileSync(file, bytes);
+    }
+    const damaged = new Map(files.map((f) => [f, readFileSync(f)]));
+    const r = await run('b');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/Fatal error|unreachable|internal error/);
+    expect(readFileSync(join(root, 'b', 'iteration-1', 'report.xml'), 'utf8')).toContain('<testsuites');
+    for (const file of files) expect(readFileSync(file).equals(damaged.get(file)!), file).toBe(false);
+    // And the rewritten caches serve the next run.
+    expect((await run('c')).code).toBe(0);
+  });
+
   it('SKILL_UP_CODE_CACHE=0 writes nothing; an unwritable cache costs only speed', async () => {
     const off = mkdtempSync(join(tmpdir(), 'skill-up-code-cache-'));
     const dir = skill();
