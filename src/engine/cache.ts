@@ -162,7 +162,7 @@ const inFlight = new Map<string, Promise<InstallResult>>();
  * Concurrent calls in one process share one install; concurrent processes race harmlessly.
  *
  * @throws EngineUnavailable when npm cannot run, fails (the message holds npm's last stderr
- *   lines) or the package has no such executable.
+ *   lines), the package has no such executable, or the cache folder cannot be written.
  */
 export function installToCache(opts: InstallOptions): Promise<InstallResult> {
   let dir: string;
@@ -173,7 +173,13 @@ export function installToCache(opts: InstallOptions): Promise<InstallResult> {
   }
   const pending = inFlight.get(dir);
   if (pending) return pending;
-  const p = doInstall(opts, dir).finally(() => inFlight.delete(dir));
+  // The cache folder unusable (a file, read-only, full): one clear line, never a stack trace.
+  const p = doInstall(opts, dir)
+    .catch((e: unknown) => {
+      if (e instanceof EngineUnavailable) throw e;
+      throw new EngineUnavailable(`could not install ${opts.npmPackage}@${opts.version} into ${displayPath(opts.root)}: ${(e as Error).message} (SKILL_UP_CACHE_DIR chooses another folder)`);
+    })
+    .finally(() => inFlight.delete(dir));
   inFlight.set(dir, p);
   return p;
 }

@@ -5,7 +5,7 @@
  * Needs the npm registry.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, utimes } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -138,6 +138,14 @@ describe('installToCache (real npm)', () => {
     );
     expect(await readdir(join(cache, 'engines'))).toEqual([]);
   }, 180_000);
+
+  it('a cache folder that is a file is EngineUnavailable naming the folder, not a raw ENOTDIR (no npm run)', async () => {
+    const file = join(root, 'a-file');
+    await writeFile(file, 'not a folder');
+    const err = await installToCache({ root: file, npmPackage: PKG, version: '7.6.3', bin: BIN }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EngineUnavailable);
+    expect((err as Error).message).toMatch(new RegExp(`^could not install semver@7\\.6\\.3 into ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOTDIR: .*SKILL_UP_CACHE_DIR`));
+  });
 });
 
 describe('summariseNpmErrors', () => {
