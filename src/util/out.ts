@@ -21,6 +21,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { redactor, type ByteStreamRedactor } from './redact.js';
+import { tempFileDone, tempFileStarted } from './temp-files.js';
 
 /**
  * Absolute paths under some `outputs/` folder written through this module and not yet swept
@@ -70,8 +71,16 @@ async function writeClean(file: string, body: string | Buffer, opts: WriteOption
   const mode = opts.mode === undefined ? {} : { mode: opts.mode };
   if (opts.atomic) {
     const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    await writeFile(tmp, body, { ...mode, flag: WRITE_FLAGS });
-    await rename(tmp, file);
+    tempFileStarted(tmp);
+    try {
+      await writeFile(tmp, body, { ...mode, flag: WRITE_FLAGS });
+      await rename(tmp, file);
+    } catch (e) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw e;
+    } finally {
+      tempFileDone(tmp);
+    }
   } else {
     await writeFile(file, body, { ...mode, flag: WRITE_FLAGS });
   }

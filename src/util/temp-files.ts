@@ -1,0 +1,31 @@
+/**
+ * Temporary files of atomic writes (a report's, a job file's) that have not been renamed into
+ * place yet. A process that exits meanwhile (a second Ctrl-C exits at once, with the reports
+ * half written) removes them in its `exit` handler, so no `*.tmp-<pid>-*` file is left beside
+ * the reports. A write that ends, well or not, takes its file off the list itself.
+ */
+import { unlinkSync } from 'node:fs';
+
+const pending = new Set<string>();
+let hooked = false;
+
+/** `file` is being written and will be renamed or removed by its writer; removed at exit if still listed. */
+export function tempFileStarted(file: string): void {
+  pending.add(file);
+  if (hooked) return;
+  hooked = true;
+  process.once('exit', () => {
+    for (const f of pending) {
+      try {
+        unlinkSync(f);
+      } catch {
+        /* already renamed or never created */
+      }
+    }
+  });
+}
+
+/** `file` was renamed into place or removed by its writer. */
+export function tempFileDone(file: string): void {
+  pending.delete(file);
+}
