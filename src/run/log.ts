@@ -84,7 +84,7 @@ export async function openJournal(log: RunLog, parts: HeaderParts, dir: string, 
     };
     return { journal: await Journal.create(file, header), kept: [], toRun: jobs };
   }
-  const { kept, toRun, errored } = log.split;
+  const { kept, toRun, errored, interrupted } = log.split;
   const forced = parts.suiteHash !== log.resume.suiteHash;
   await clearJobDirs(dir, toRun);
   const journal = await Journal.reopen(file);
@@ -99,7 +99,7 @@ export async function openJournal(log: RunLog, parts: HeaderParts, dir: string, 
     toRun: toRun.length,
   });
   const torn = log.resume.tornTail ? '; the torn last line of journal.jsonl was dropped' : log.resume.badLines ? `; ${log.resume.badLines} unreadable journal line(s) skipped` : '';
-  notice(`resuming ${shown(dir)}: ${kept.length} of ${jobs.length} job(s) finished and kept, ${toRun.length} to run (${errored} errored, ${toRun.length - errored} unfinished)${torn}`);
+  notice(`resuming ${shown(dir)}: ${kept.length} of ${jobs.length} job(s) finished and kept, ${toRun.length} to run (${errored} errored, ${interrupted ? `${interrupted} stopped by the interrupt, ` : ''}${toRun.length - errored - interrupted} unfinished)${torn}`);
   return { journal, kept, toRun };
 }
 

@@ -191,20 +191,25 @@ function resultOf(job: Job, latest: Map<string, JobResult>): JobResult | undefin
   return r && r.caseId === job.case.id && r.engine === job.engine && r.variant === job.variant && r.trial === job.trial ? r : undefined;
 }
 
-/** Splits the plan into the finished jobs' results (kept, plan order) and the jobs to run (errored or missing). */
-export function partitionJobs(jobs: Job[], latest: Map<string, JobResult>): { kept: JobResult[]; toRun: Job[]; errored: number } {
+/**
+ * Splits the plan into the finished jobs' results (kept, plan order) and the jobs to run: those
+ * stopped by an interrupt (`interrupted`), errored for another reason (`errored`), or missing.
+ */
+export function partitionJobs(jobs: Job[], latest: Map<string, JobResult>): { kept: JobResult[]; toRun: Job[]; errored: number; interrupted: number } {
   const kept: JobResult[] = [];
   const toRun: Job[] = [];
   let errored = 0;
+  let interrupted = 0;
   for (const job of jobs) {
     const r = resultOf(job, latest);
     if (r && isFinished(r)) kept.push(r);
     else {
-      if (r) errored++;
+      if (r && wasInterrupted(r)) interrupted++;
+      else if (r) errored++;
       toRun.push(job);
     }
   }
-  return { kept, toRun, errored };
+  return { kept, toRun, errored, interrupted };
 }
 
 /** Kept and fresh results in plan order (a fresh result wins). */

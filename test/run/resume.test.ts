@@ -71,6 +71,10 @@ describe('resume: which jobs run again', () => {
     expect(kept.map((x) => x.id)).toEqual(['a/with_skill/run-1', 'b/with_skill/run-1']);
     expect(toRun.map((x) => x.id)).toEqual(['a/with_skill/run-2', 'b/with_skill/run-2']);
     expect(errored).toBe(1);
+    // An interrupted job runs again too, counted as stopped by the interrupt, not as an error.
+    const withStop = new Map([...latest, ['b/with_skill/run-2', r('b/with_skill/run-2', { status: 'skipped', reason: 'run interrupted' })]]);
+    const split = partitionJobs(jobs, withStop);
+    expect([split.toRun.map((x) => x.id), split.errored, split.interrupted]).toEqual([['a/with_skill/run-2', 'b/with_skill/run-2'], 1, 1]);
     const fresh = toRun.map((j) => makeResult({ id: j.id, caseId: j.case.id, trial: j.trial }));
     expect(inPlanOrder(jobs, kept, fresh).map((x) => x.id)).toEqual(jobs.map((j) => j.id));
   });
