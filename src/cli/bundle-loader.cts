@@ -45,7 +45,9 @@ export function runBundle(bundleFile: string, importer: (specifier: string) => P
   }
   const cacheFile = process.env.SKILL_UP_CODE_CACHE === '0' ? undefined : cachePath(stat, commandKey(process.argv.slice(2)));
   // CommonJS's own wrapper, plus the importer the bundle's package import()s go through and the
-  // loader of the vendor bundle (scripts/bundle.mjs).
+  // loader of the vendor bundle (scripts/bundle.mjs). A command that stopped at a usage or config
+  // error (exit 2) ran little of the code: its cache would leave every later run compiling the
+  // rest, so the next command that gets further writes it.
   const script = compile(source, bundleFile, cacheFile, ['__skillUpImport', '__skillUpVendor'], (code) => code !== 2);
   const wrapper = script.runInThisContext() as (
     exports: object,
@@ -68,9 +70,9 @@ export function runBundle(bundleFile: string, importer: (specifier: string) => P
 
 /**
  * `source` as a CommonJS module's function (its wrapper's parameters, then `extra` ones) from
- * `file`, with the code cache `cacheFile` when it holds one V8 accepts. A missing or rejected
- * cache is written when the process exits, if `writeAtExit(exitCode)` says so: the cache then
- * holds every function the process ran.
+ * `file`, with the code cache `cacheFile` when it holds one V8 accepts. A missing, damaged,
+ * stale or rejected cache is written when the process exits, if `writeAtExit(exitCode)` says
+ * so: the cache then holds every function the process ran.
  */
 function compile(source: Source, file: string, cacheFile: string | undefined, extra: string[], writeAtExit: (code: number) => boolean): Script {
   const cachedData = cacheFile ? readCache(cacheFile, source) : undefined;
@@ -89,10 +91,28 @@ function compile(source: Source, file: string, cacheFile: string | undefined, ex
 const CACHE_MAGIC = 0x53554331; // "SUC1"
 const CACHE_HEADER = 12;
 
-/** CRC-32 (zlib's), with node:zlib required at first use: only a command with a cache to check or write loads it (about 1.4 ms). */
+/**
+ * CRC-32 (ISO-HDLC, zlib's): `zlib.crc32` where Node has it (20.15 and later; node:zlib required
+ * at first use, about 1.4 ms, by a command with a cache to check or write), else computed here
+ * (Node 20.5–20.14, which skill-up also runs on).
+ */
 function crc32(data: Buffer): number {
-  return (createRequire(__filename)('node:zlib') as typeof Zlib).crc32(data);
+  const native = (createRequire(__filename)('node:zlib') as Partial<typeof Zlib>).crc32;
+  return typeof native === 'function' ? native(data) : crc32Here(data);
 }
+
+/** {@link crc32} computed here, byte by byte with a table. @internal exported for tests (test/cli/code-cache.test.ts). */
+export function crc32Here(data: Buffer): number {
+  crcTable ??= Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  let crc = 0xffffffff;
+  for (let i = 0; i < data.length; i++) crc = crcTable[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+let crcTable: number[] | undefined;
 
 /** The V8 data of `cacheFile` when its header vouches for it and for `source`; undefined when missing, damaged or another bundle's. */
 function readCache(cacheFile: string, source: Source): Buffer | undefined {

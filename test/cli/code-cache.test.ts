@@ -217,4 +217,14 @@ describe('the executable runs from its bundle with a code cache', () => {
       delete process.env.SKILL_UP_CODE_CACHE;
     }
   });
+
+  it('the CRC-32 computed where Node 20 has no zlib.crc32 (before 20.15) is zlib\'s', async () => {
+    const { crc32Here } = createRequire(BUNDLE)(LOADER) as { crc32Here(b: Buffer): number };
+    const { crc32 } = await import('node:zlib');
+    expect(crc32Here(Buffer.from('123456789'))).toBe(0xcbf43926);
+    const data = Buffer.alloc(100_003);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 24;
+    expect(crc32Here(data)).toBe(crc32(data));
+    expect(crc32Here(Buffer.alloc(0))).toBe(0);
+  });
 });
