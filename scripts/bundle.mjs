@@ -53,6 +53,8 @@ const VENDORED = new Map([
   ['./templates.precompiled.cjs', '../report/html/templates.precompiled.cjs'],
 ]);
 const vendorFile = join(root, 'dist/src/cli/skill-up.vendor.cjs');
+/** The vendored modules some module of skill-up's requires (each must be, or the vendor bundle is dead weight). */
+const vendoredCalls = new Set();
 /** Packages the bundle may import() at run time. */
 const DYNAMIC_PACKAGES = new Set(['execa']);
 
@@ -83,9 +85,6 @@ const ownUrls = {
     });
   },
 };
-
-/** The vendored packages some module of skill-up's requires (each must be, or the vendor bundle is dead weight). */
-const vendoredCalls = new Set();
 
 /** Every bare package import stays a runtime require/import, but for {@link bundled}. */
 const externalPackages = {

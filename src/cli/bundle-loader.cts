@@ -97,7 +97,7 @@ const CACHE_HEADER = 12;
  * (Node 20.5–20.14, which skill-up also runs on).
  */
 function crc32(data: Buffer): number {
-  const native = (createRequire(__filename)('node:zlib') as Partial<typeof Zlib>).crc32;
+  const native = (requireHere('node:zlib') as Partial<typeof Zlib>).crc32;
   return typeof native === 'function' ? native(data) : crc32Here(data);
 }
 
@@ -113,6 +113,8 @@ export function crc32Here(data: Buffer): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 let crcTable: number[] | undefined;
+/** This module's `require`, for a built-in wanted only sometimes. */
+const requireHere = createRequire(__filename);
 
 /** The V8 data of `cacheFile` when its header vouches for it and for `source`; undefined when missing, damaged or another bundle's. */
 function readCache(cacheFile: string, source: Source): Buffer | undefined {

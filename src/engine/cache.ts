@@ -174,9 +174,10 @@ export function installToCache(opts: InstallOptions): Promise<InstallResult> {
   const pending = inFlight.get(dir);
   if (pending) return pending;
   // The cache folder unusable (a file, read-only, full): one clear line, never a stack trace.
+  // Only a system error (it has an errno code); anything else is a bug and stays one.
   const p = doInstall(opts, dir)
     .catch((e: unknown) => {
-      if (e instanceof EngineUnavailable) throw e;
+      if (e instanceof EngineUnavailable || typeof (e as NodeJS.ErrnoException).code !== 'string') throw e;
       throw new EngineUnavailable(`could not install ${opts.npmPackage}@${opts.version} into ${displayPath(opts.root)}: ${(e as Error).message} (SKILL_UP_CACHE_DIR chooses another folder)`);
     })
     .finally(() => inFlight.delete(dir));

@@ -22,7 +22,7 @@ import { buildSummaryMarkdown } from './markdown.js';
 import { secretValues } from './redact.js';
 import { redactor } from '../util/redact.js';
 import { jsonText, writeJson } from '../util/out.js';
-import { tempFileDone, tempFileStarted } from '../util/temp-files.js';
+import { tempFileDone, tempFileFor } from '../util/temp-files.js';
 import { writeSmallFileSync, type FolderHint } from './small-file.js';
 import { buildResultJson, jobJson, type ResultDoc, type RunMeta } from './result-json.js';
 
@@ -68,8 +68,7 @@ const WRITE_BATCH = 1024 * 1024;
  * leftover `*.tmp-*`). With `streamRedact`, the bytes pass through the byte-stream redactor.
  */
 async function writeAtomic(file: string, pieces: Iterable<string> | AsyncIterable<string>, streamRedact: boolean): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  tempFileStarted(tmp);
+  const tmp = tempFileFor(file);
   const redacting = streamRedact ? redactor().byteStream() : undefined;
   let fh: FileHandle | undefined;
   let pending: Buffer[] = [];

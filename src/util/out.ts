@@ -21,7 +21,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { redactor, type ByteStreamRedactor } from './redact.js';
-import { tempFileDone, tempFileStarted } from './temp-files.js';
+import { tempFileDone, tempFileFor } from './temp-files.js';
 
 /**
  * Absolute paths under some `outputs/` folder written through this module and not yet swept
@@ -70,8 +70,7 @@ async function writeClean(file: string, body: string | Buffer, opts: WriteOption
   if (opts.mkdir) await mkdir(dirname(file), { recursive: true });
   const mode = opts.mode === undefined ? {} : { mode: opts.mode };
   if (opts.atomic) {
-    const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    tempFileStarted(tmp);
+    const tmp = tempFileFor(file);
     try {
       await writeFile(tmp, body, { ...mode, flag: WRITE_FLAGS });
       await rename(tmp, file);

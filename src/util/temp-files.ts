@@ -9,6 +9,16 @@ import { unlinkSync } from 'node:fs';
 const pending = new Set<string>();
 let hooked = false;
 
+/**
+ * A fresh temporary name beside `file` (`<file>.tmp-<pid>-<random>`), listed until
+ * {@link tempFileDone}: its writer renames or removes it; removed at exit if still listed.
+ */
+export function tempFileFor(file: string): string {
+  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  tempFileStarted(tmp);
+  return tmp;
+}
+
 /** `file` is being written and will be renamed or removed by its writer; removed at exit if still listed. */
 export function tempFileStarted(file: string): void {
   pending.add(file);
