@@ -2,6 +2,7 @@
  * Engine `custom`: the user's own agent, run as a local command or called over HTTP.
  * Contract: engines/custom/README.md (after alibaba/skill-up's custom engine).
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -177,9 +178,12 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
     return refused(e);
   }
   const allVars = { ...vars, input_file: inputFile, output_file: outputFile ?? '' };
-  await mkdir(dirname(inputFile), { recursive: true });
-  await writeFile(inputFile, JSON.stringify(input, null, 2));
-  if (outputFile) await mkdir(dirname(outputFile), { recursive: true });
+  // Direct system calls for these few small writes: each thread-pool hand-off costs more CPU than the call (issue 13).
+  const inputText = JSON.stringify(input, null, 2);
+  mkdirSync(dirname(inputFile), { recursive: true });
+  if (inputText.length <= 64 * 1024) writeFileSync(inputFile, inputText);
+  else await writeFile(inputFile, inputText);
+  if (outputFile) mkdirSync(dirname(outputFile), { recursive: true });
   let command = expandTemplate(local.command, allVars, prep.templateEnv);
   // A relative path with a slash is the agent shipped beside the suite: resolve it against the skill root.
   if (command.includes('/') && !isAbsolute(command)) command = resolve(prep.skillRoot, command);
@@ -190,8 +194,7 @@ async function runLocal({ cfg, ctx, prep, vars, input, timeoutMs, base, started 
   } catch (e) {
     return refused(e);
   }
-  const outDir = join(ctx.outputDir, 'outputs');
-  await mkdir(outDir, { recursive: true });
+  mkdirSync(join(ctx.outputDir, 'outputs'), { recursive: true });
   const stdoutRel = `outputs/turn-${base.index}.stdout.txt`;
   const stderrRel = `outputs/turn-${base.index}.stderr.txt`;
   const stdoutFile = join(ctx.outputDir, stdoutRel);

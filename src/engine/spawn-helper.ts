@@ -74,11 +74,11 @@ export interface HelperResult {
   stderrBytes: number;
 }
 
-/** skill-up → helper: remove the folder tree `dir` (src/runtime/remove-walk.ts), answered with `removed`. */
+/** skill-up → helper: remove the folder trees `dirs`, in order (src/runtime/remove-walk.ts), answered with one `removed`; the first failure ends it. */
 export interface HelperRemoveRequest {
   t: 'remove';
   id: number;
-  dir: string;
+  dirs: string[];
 }
 
 /** How a removal ended: done, or the file-system error that stopped it. */
@@ -213,7 +213,7 @@ export function spawnHelperMain(
   let removing: Promise<void> = Promise.resolve();
   const remove = (q: HelperRemoveRequest): Promise<void> =>
     (removing = removing.then(() =>
-      removeTree(fs, join, q.dir, 128, () => new Promise<void>((r) => setImmediate(r))).then(
+      q.dirs.reduce<Promise<void>>((prev, dir) => prev.then(() => removeTree(fs, join, dir, 128, () => new Promise<void>((r) => setImmediate(r)))), Promise.resolve()).then(
         () => send({ t: 'removed', id: q.id, result: { ok: true } }),
         (e: unknown) => send({ t: 'removed', id: q.id, result: { ok: false, ...errorOf(e) } }),
       ),

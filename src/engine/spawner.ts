@@ -271,13 +271,14 @@ function call(h: Helper, req: Omit<HelperRunRequest, 't' | 'id'>, events: Helper
 }
 
 /**
- * Removes the folder tree `dir` in the spawn helper (src/runtime/remove-walk.ts, the same walk
- * skill-up runs itself), if one is running and ready; never starts one. Resolves with the
+ * Removes the folder trees `dirs`, in order, in the spawn helper (src/runtime/remove-walk.ts, the
+ * same walk skill-up runs itself; one message for a job's workspace and home), if one is running
+ * and ready; never starts one. Resolves with the
  * outcome (`ok`, or the file-system error's message and code), or `undefined` when no helper
  * could do it (none ready, or it ended meanwhile): the caller then removes the tree itself.
  * The helper keeps skill-up alive only while removals are in flight.
  */
-export async function removeInHelper(dir: string): Promise<HelperRemoved | undefined> {
+export async function removeInHelper(dirs: string[]): Promise<HelperRemoved | undefined> {
   const h = helper;
   if (!h?.alive || !h.isReady || !h.child.connected) return undefined;
   const id = h.nextId++;
@@ -285,7 +286,7 @@ export async function removeInHelper(dir: string): Promise<HelperRemoved | undef
   try {
     return await new Promise<HelperRemoved | undefined>((resolve) => {
       h.removals.set(id, resolve);
-      h.child.send({ t: 'remove', id, dir }, (e) => {
+      h.child.send({ t: 'remove', id, dirs }, (e) => {
         if (!e) return;
         h.removals.delete(id);
         resolve(undefined);

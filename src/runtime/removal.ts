@@ -23,8 +23,16 @@ import { removeWalk } from './remove-walk.js';
  *   cannot be made writable, EBUSY, …), with its message and code, wherever it was removed.
  */
 export async function removeTree(dir: string): Promise<void> {
-  const remote = await removeInHelper(dir);
-  if (remote === undefined) return removeWalk(fsModule, (a, b) => path.join(a, b), dir, FS_BATCH, () => nextTurn());
+  return removeTrees([dir]);
+}
+
+/** {@link removeTree} of each of `dirs`, in order, as one request to the spawn helper; the first failure throws. */
+export async function removeTrees(dirs: string[]): Promise<void> {
+  const remote = await removeInHelper(dirs);
+  if (remote === undefined) {
+    for (const dir of dirs) await removeWalk(fsModule, (a, b) => path.join(a, b), dir, FS_BATCH, () => nextTurn());
+    return;
+  }
   if (remote.ok) return;
   throw Object.assign(new Error(remote.message), remote.code ? { code: remote.code } : {});
 }

@@ -2,14 +2,15 @@
  * The local runtime: one fresh temporary workspace per job, prepared from a case's
  * `context` (fixture, inline files, git) and the suite's `setup_steps`.
  */
-import { copyFile, lstat, mkdir, mkdtemp, readdir, readlink, realpath, rm, stat, chmod, symlink, writeFile } from 'node:fs/promises';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFile, lstat, mkdir, readdir, readlink, realpath, rm, stat, chmod, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CaseContext } from '../config/types.js';
 import { isInside, realpathNearest } from '../util/contain.js';
 import { killGroup, trackGroup, untrackGroup } from '../engine/proc.js';
 import { minimalEnv } from '../engine/env.js';
-import { removeTree } from './removal.js';
+import { removeTrees } from './removal.js';
 
 /** A prepared workspace. Both folders are absolute, real (symlink-free) paths. */
 export interface Workspace {
@@ -128,16 +129,20 @@ export async function createWorkspace(opts: CreateWorkspaceOptions): Promise<Wor
   let homeDir: string;
   try {
     // The root's real path is resolved once per run; a new folder made in it is real too, so
-    // each job costs two calls: mkdtemp and the home's mkdir.
+    // each job costs two calls: mkdtemp and the home's mkdir. Direct system calls: through the
+    // thread pool each would cost a thread hand-off on both sides (issue 13).
     const prefix = `skill-up-${sanitiseId(opts.jobId)}-`;
-    dir = await mkdtemp(path.join(await realRoot(root), prefix)).catch(async (e: NodeJS.ErrnoException) => {
-      if (e.code !== 'ENOENT') throw e;
+    const real = await realRoot(root);
+    try {
+      dir = mkdtempSync(path.join(real, prefix));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       // The root went away during the run: made again.
       realRoots.delete(root);
-      return mkdtemp(path.join(await realRoot(root), prefix));
-    });
+      dir = mkdtempSync(path.join(await realRoot(root), prefix));
+    }
     homeDir = `${dir}-home`;
-    await mkdir(homeDir, { mode: 0o700 });
+    mkdirSync(homeDir, { mode: 0o700 });
   } catch (e) {
     throw new WorkspaceError(`cannot create a workspace under ${root}: ${(e as Error).message}`, 'create', { cause: e });
   }
@@ -468,9 +473,9 @@ function realRoot(root: string): Promise<string> {
   return p;
 }
 
-/** Deletes folders recursively (src/runtime/removal.ts removeTree: read-only folders made writable). Missing folders are fine. */
+/** Deletes folders recursively (src/runtime/removal.ts removeTrees: read-only folders made writable). Missing folders are fine. */
 async function removeAll(dirs: string[]): Promise<void> {
-  for (const dir of dirs) await removeTree(dir);
+  await removeTrees(dirs);
 }
 
 function tail(text: string | undefined, lines: number): string {

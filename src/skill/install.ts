@@ -7,7 +7,7 @@
  * the same bytes, even when the skill folder is edited during the run or an earlier job's
  * agent changed its own installed copy.
  */
-import { constants } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { chmod, copyFile, lstat, mkdir, open, readFile, readlink, realpath, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { isInside } from './files.js';
@@ -202,17 +202,74 @@ let umaskBits: number | undefined;
 /** Files written at once by one install (each takes a libuv thread while it is written). */
 const WRITES_AT_ONCE = 4;
 
+/** The largest snapshot written with direct system calls: {@link SYNC_INSTALL_FILES} files, {@link SYNC_INSTALL_BYTES} bytes. */
+const SYNC_INSTALL_FILES = 32;
+const SYNC_INSTALL_BYTES = 256 * 1024;
+
+/** The file-system calls an install makes, direct or through the thread pool (see {@link installFromSnapshot}). */
+interface InstallCalls {
+  mkdir(p: string): unknown;
+  /** `mkdir -p`: the first folder created, undefined when it all existed. */
+  mkdirp(p: string): string | undefined | Promise<string | undefined>;
+  remove(p: string): unknown;
+  symlink(target: string, p: string): unknown;
+  lstat(p: string): Stats | Promise<Stats>;
+  /** Creates `p` (`flags`, `mode`), writes `data`, sets `mode` exactly when `chmod`; the new file's stat. */
+  create(p: string, flags: number, mode: number, data: Buffer, chmod: boolean): Stats | Promise<Stats>;
+}
+
+const directCalls: InstallCalls = {
+  mkdir: (p) => mkdirSync(p),
+  mkdirp: (p) => mkdirSync(p, { recursive: true }),
+  remove: (p) => rmSync(p, { force: true }),
+  symlink: (t, p) => symlinkSync(t, p),
+  lstat: (p) => lstatSync(p),
+  create(p, flags, mode, data, chmod) {
+    const fd = openSync(p, flags, mode);
+    try {
+      if (data.length) writeFileSync(fd, data);
+      if (chmod) fchmodSync(fd, mode);
+      return fstatSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  },
+};
+
+const pooledCalls: InstallCalls = {
+  mkdir: (p) => mkdir(p),
+  mkdirp: (p) => mkdir(p, { recursive: true }),
+  remove: (p) => rm(p, { force: true }),
+  symlink: (t, p) => symlink(t, p),
+  lstat: (p) => lstat(p),
+  async create(p, flags, mode, data, chmod) {
+    const fh = await open(p, flags, mode);
+    try {
+      if (data.length) await fh.writeFile(data);
+      if (chmod) await fh.chmod(mode);
+      return await fh.stat();
+    } finally {
+      await fh.close();
+    }
+  },
+};
+
 /**
- * Writes the snapshot into `dest`: its folders parents first, then its files, a few at a time,
- * each opened with O_EXCL and O_NOFOLLOW (nothing is ever written through a link already
- * there). Asynchronous on purpose: creating a file or folder on ext4 takes 0.1–0.4 ms in the
- * kernel here, which would stall every other job if done on the main thread.
+ * Writes the snapshot into `dest`: its folders parents first, then its files, each opened with
+ * O_EXCL and O_NOFOLLOW (nothing is ever written through a link already there). A small skill
+ * (most: a SKILL.md and a few files) is written with direct system calls, which cost less CPU
+ * than a thread-pool hand-off per call (issue 13); a large one through the thread pool, a few
+ * files at a time, so that its writes do not stall every other job's event loop.
  */
 async function installFromSnapshot(plan: SkillInstallPlan, content: Map<string, Buffer>, dest: string, within?: string): Promise<AppliedInstall> {
-  const fresh = await makeDest(dest, within);
+  let bytes = 0;
+  for (const data of content.values()) bytes += data.length;
+  const direct = plan.entries.length <= SYNC_INSTALL_FILES && bytes <= SYNC_INSTALL_BYTES;
+  const fs = direct ? directCalls : pooledCalls;
+  const fresh = await makeDest(fs, dest, within);
   for (const d of plan.dirs ?? []) {
     try {
-      await mkdir(path.join(dest, d));
+      await fs.mkdir(path.join(dest, d));
     } catch (e) {
       if (fresh || (e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
@@ -223,27 +280,21 @@ async function installFromSnapshot(plan: SkillInstallPlan, content: Map<string, 
   const states = new Map<string, InstalledState>();
   const put = async ({ rel, mode, link }: SkillInstallPlan['entries'][number]): Promise<void> => {
     const dst = path.join(dest, rel);
-    if (!fresh) await rm(dst, { force: true });
+    if (!fresh) await fs.remove(dst);
     if (link !== undefined) {
-      await symlink(link, dst);
-      const st = await lstat(dst);
+      await fs.symlink(link, dst);
+      const st = await fs.lstat(dst);
       states.set(rel, { size: st.size, mtimeMs: st.mtimeMs, mode: st.mode, link });
       return;
     }
     const data = content.get(rel);
     if (!data) throw new Error(`${rel} is missing from the skill's snapshot`);
-    const fh = await open(dst, flags, mode);
-    try {
-      if (data.length) await fh.writeFile(data);
-      // open() applied the umask; the skill's own mode is kept exactly (as a copy would).
-      if ((mode & ~umask) !== mode) await fh.chmod(mode);
-      const st = await fh.stat();
-      states.set(rel, { size: st.size, mtimeMs: st.mtimeMs, mode: st.mode });
-    } finally {
-      await fh.close();
-    }
+    // open() applied the umask; the skill's own mode is kept exactly (as a copy would).
+    const st = await fs.create(dst, flags, mode, data, (mode & ~umask) !== mode);
+    states.set(rel, { size: st.size, mtimeMs: st.mtimeMs, mode: st.mode });
   };
-  for (let i = 0; i < plan.entries.length; i += WRITES_AT_ONCE) await Promise.all(plan.entries.slice(i, i + WRITES_AT_ONCE).map(put));
+  const atOnce = direct ? 1 : WRITES_AT_ONCE;
+  for (let i = 0; i < plan.entries.length; i += atOnce) await Promise.all(plan.entries.slice(i, i + atOnce).map(put));
   return { files: plan.entries.map((e) => e.rel), fresh, ...(fresh ? { states } : {}) };
 }
 
@@ -252,15 +303,15 @@ async function installFromSnapshot(plan: SkillInstallPlan, content: Map<string, 
  * existing one is fine), or with `mkdir -p` when `within` is not given or does not hold
  * `dest`. True when `dest` itself was created now.
  */
-async function makeDest(dest: string, within?: string): Promise<boolean> {
+async function makeDest(fs: InstallCalls, dest: string, within?: string): Promise<boolean> {
   const rel = within ? path.relative(within, dest) : '';
-  if (!within || !rel || rel.startsWith('..') || path.isAbsolute(rel)) return (await mkdir(dest, { recursive: true })) !== undefined;
+  if (!within || !rel || rel.startsWith('..') || path.isAbsolute(rel)) return (await fs.mkdirp(dest)) !== undefined;
   let cur = within;
   let created = false;
   for (const part of rel.split(path.sep)) {
     cur = path.join(cur, part);
     try {
-      await mkdir(cur);
+      await fs.mkdir(cur);
       created = true;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;

@@ -4,8 +4,8 @@
  * for every runtime check (workspace set-up, the custom engine's files, artifact collection,
  * judges' file reads), so they all mean the same thing by "inside".
  */
-import { constants, lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { lstat, mkdir, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
+import { constants, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, unlinkSync, type Dirent, type Stats } from 'node:fs';
+import { lstat, mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 /** A path leaves the folder it must stay in. `message` says which path, and where it leads. */
@@ -102,6 +102,27 @@ export async function openInside(root: string, p: string, what = 'path'): Promis
   return open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
 }
 
+/** Entries {@link removePlantedLinks} looks at between two turns of the event loop. */
+const LINK_SCAN_SLICE = 2000;
+
+/** `lstat` of `p`, undefined when it cannot be read (gone, no permission). */
+function lstatOrUndefined(p: string): Stats | undefined {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `unlink` of `p`, a failure ignored (already gone). */
+function unlinkQuietly(p: string): void {
+  try {
+    unlinkSync(p);
+  } catch {
+    /* gone already */
+  }
+}
+
 /** Most entries {@link removePlantedLinks} looks at in one folder tree. */
 export const MAX_LINK_SCAN_ENTRIES = 200_000;
 
@@ -118,30 +139,39 @@ export const MAX_LINK_SCAN_ENTRIES = 200_000;
  * caller knows `outputs/` is still there without asking again).
  */
 export async function removePlantedLinks(dir: string, folders?: Set<string>): Promise<string[]> {
+  // Direct system calls (a job folder holds a handful of entries: a thread-pool hand-off per
+  // call would cost more than the call, issue 13); the event loop gets a turn every
+  // LINK_SCAN_SLICE entries, so a folder an agent filled does not hold it for long.
   const removed: string[] = [];
-  const top = await lstat(dir).catch(() => undefined);
+  const top = lstatOrUndefined(dir);
   if (!top) return removed;
   if (top.isSymbolicLink()) {
-    await unlink(dir);
+    unlinkSync(dir);
     return ['.'];
   }
   if (!top.isDirectory()) return removed;
   let seen = 0;
   const walk = async (abs: string, rel: string): Promise<void> => {
-    const entries = await readdir(abs, { withFileTypes: true }).catch(() => []);
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return;
+    }
     for (const e of entries) {
       if (++seen > MAX_LINK_SCAN_ENTRIES) return;
+      if (seen % LINK_SCAN_SLICE === 0) await new Promise((r) => setImmediate(r));
       const childRel = rel ? `${rel}/${e.name}` : e.name;
       const child = path.join(abs, e.name);
       if (e.isSymbolicLink()) {
-        await unlink(child).catch(() => undefined);
+        unlinkQuietly(child);
         removed.push(childRel);
       } else if (e.isDirectory()) {
         folders?.add(childRel);
         await walk(child, childRel);
       }
-      else if (e.isFile() && ((await lstat(child).catch(() => undefined))?.nlink ?? 1) > 1) {
-        await unlink(child).catch(() => undefined);
+      else if (e.isFile() && (lstatOrUndefined(child)?.nlink ?? 1) > 1) {
+        unlinkQuietly(child);
         removed.push(childRel);
       }
     }
@@ -224,33 +254,34 @@ export async function makeJobFolder(root: string, rel: string, made?: Set<string
   if (parts.includes('..')) throw new ContainmentError(`job folder \`${rel}\` leaves ${root}`, rel, path.resolve(root, rel));
   let cur = root;
   let fresh = false;
-  const unlinkIfLink = async (p: string): Promise<'folder' | 'gone'> => {
-    const st = await lstat(p).catch(() => undefined);
+  // Direct system calls: a few metadata calls, each cheaper than a thread-pool hand-off (issue 13).
+  const unlinkIfLink = (p: string): 'folder' | 'gone' => {
+    const st = lstatOrUndefined(p);
     if (!st) return 'gone';
     if (st.isDirectory()) return 'folder';
     if (!st.isSymbolicLink()) throw new ContainmentError(`\`${path.relative(root, p)}\` is not a folder`, rel, p);
-    await unlink(p);
+    unlinkSync(p);
     removed.push(p);
     return 'gone';
   };
   for (let i = 0; i < parts.length; i++) {
     cur = path.join(cur, parts[i]!);
     const last = i === parts.length - 1;
-    if (!last && made?.has(cur) && (await unlinkIfLink(cur)) === 'folder') continue;
+    if (!last && made?.has(cur) && unlinkIfLink(cur) === 'folder') continue;
     try {
-      await mkdir(cur);
+      mkdirSync(cur);
       fresh = last;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      if ((await unlinkIfLink(cur)) === 'gone') {
-        await mkdir(cur);
+      if (unlinkIfLink(cur) === 'gone') {
+        mkdirSync(cur);
         fresh = last;
       } else fresh = false;
     }
     if (!last) made?.add(cur);
   }
   try {
-    await mkdir(path.join(cur, 'outputs'));
+    mkdirSync(path.join(cur, 'outputs'));
   } catch (e) {
     // An earlier attempt's: the job checks the folder for planted links before its first turn.
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || fresh) throw e;
