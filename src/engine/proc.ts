@@ -70,11 +70,14 @@ const liveGroups = new Set<number>();
  * Records process group `pgid` (a detached child's pid) as one that must not outlive
  * skill-up: {@link killAllGroups} kills it, and so does the reaper (engine/reaper.ts) if
  * skill-up dies, SIGKILL included. Every detached child skill-up starts (engines, setup
- * steps, script judges) is tracked from its spawn to {@link untrackGroup}.
+ * steps, script judges) is tracked from its spawn to {@link untrackGroup}. `reaper: false`
+ * for a group the spawn helper started: the helper kills its groups itself when skill-up goes
+ * away (src/engine/spawn-helper.ts), so telling the reaper too would only cost two pipe
+ * writes and the reaper's work per process (issue 13).
  */
-export function trackGroup(pgid: number): void {
+export function trackGroup(pgid: number, opts: { reaper?: boolean } = {}): void {
   liveGroups.add(pgid);
-  watchGroup(pgid);
+  if (opts.reaper !== false) watchGroup(pgid);
   if (startWaiters.length > 0) {
     const due = startWaiters.splice(0);
     setImmediate(() => due.forEach((fn) => fn()));
@@ -261,7 +264,7 @@ async function runThroughHelper(file: string, args: string[], opts: ProcOptions)
         // `run -v` / `-vv` (engine/observe.ts): the command line, and stderr line by line.
         observer?.spawned?.(job, file, args, opts.cwd);
         pid = p;
-        if (p) trackGroup(p);
+        if (p) trackGroup(p, { reaper: false });
       },
       stderr: (text) => lines?.write(text),
       lost(p) {

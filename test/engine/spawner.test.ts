@@ -50,7 +50,7 @@ function runScript(body: string, env: Record<string, string> = {}) {
 }
 
 describe.runIf(process.platform === 'linux')('the spawn helper', () => {
-  it('SIGKILL of skill-up (its sh reaper killed first): the helper kills the engine group, background child included, and exits', { timeout: 60_000 }, async () => {
+  it('SIGKILL of skill-up: the helper kills the engine group, background child included, and exits (no sh reaper is told of a group the helper started)', { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'su-spawner-'));
     const s = runScript(`
       void proc.runProcess('/bin/sh', ['-c', ${JSON.stringify(linger(dir))}], { cwd: '/', env: { PATH: process.env.PATH }, stdoutFile: ${JSON.stringify(join(dir, 'o'))}, stderrFile: ${JSON.stringify(join(dir, 'e'))}, timeoutMs: 300000 });
@@ -60,15 +60,10 @@ describe.runIf(process.platform === 'linux')('the spawn helper', () => {
     leftovers.push(...pids);
     const helper = Number((await waitFor(() => /helper (\d+)/.exec(s.out())?.[1], 10_000)) ?? NaN);
     expect(childrenWith(s.child.pid!, 'skill-up spawn helper'), 'the helper is a child of skill-up').toEqual([helper]);
-    // Without the reaper only the helper can kill the group.
-    const reaper = (await waitFor(() => {
-      const r = childrenWith(s.child.pid!, 'groups=');
-      return r.length ? r : undefined;
-    }, 5000)) ?? [];
-    expect(reaper).toHaveLength(1);
-    process.kill(reaper[0]!, 'SIGKILL');
-    expect(await waitFor(() => (alive(reaper[0]!) ? undefined : true), 3000)).toBe(true);
-    expect(pids.every(alive), 'the engine still runs after the reaper died').toBe(true);
+    // The helper's groups are its own to kill: no reaper was started for them (issue 13).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(childrenWith(s.child.pid!, 'groups='), 'no sh reaper').toEqual([]);
+    expect(pids.every(alive), 'the engine runs').toBe(true);
     s.child.kill('SIGKILL');
     const survivors = await waitFor(() => {
       const left = [...pids, helper].filter(alive);
