@@ -188,6 +188,7 @@ async function prepare(ws: Workspace, opts: CreateWorkspaceOptions, background: 
   checkCancel();
   if (context.git) await prepareGit(ws, context.git, signal);
 
+  if (opts.setupSteps.length === 0) return;
   const env = workspaceEnv(ws, opts.env);
   for (const [i, step] of opts.setupSteps.entries()) {
     checkCancel();
