@@ -93,6 +93,72 @@ export type HelperMessage =
   | { t: 'done'; id: number; result: HelperResult }
   | { t: 'fatal'; message: string };
 
+/** What {@link captureStream} writes to: a file's WriteStream, or the helper's {@link fileSink}. */
+export interface CaptureSink {
+  on(event: 'error', listener: (e: Error) => void): unknown;
+  once(event: 'error' | 'drain', listener: (e?: Error) => void): unknown;
+  /** False when the caller should wait for 'drain' before writing more. */
+  write(chunk: Buffer | string): boolean;
+  /** Flushes and closes; `done` runs once that is over (also after a failure). */
+  end(done: () => void): unknown;
+  destroy(): unknown;
+}
+
+/**
+ * A {@link CaptureSink} writing to the open file `fd` with direct system calls: what the spawn
+ * helper captures into (an engine's output is written where the helper reads it, one pipe chunk
+ * of at most 64 KiB at a time, into the page cache). A WriteStream instead costs a thread-pool
+ * hand-off per write and for the close, and its stream machinery, on every process (issue 13).
+ * Never 'drain's: a write never waits. The first failure (ENOSPC, EIO) is the 'error' (once);
+ * writes after it are dropped. Self-contained (the helper gets its source text).
+ */
+export function fileSink(fs: Pick<typeof FsModule, 'writeSync' | 'closeSync'>, fd: number): CaptureSink {
+  const onError: ((e: Error) => void)[] = [];
+  let failure: Error | undefined;
+  let closed = false;
+  const fail = (e: unknown): void => {
+    if (failure) return;
+    failure = e instanceof Error ? e : new Error(String(e));
+    for (const f of onError.splice(0)) f(failure);
+  };
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    try {
+      fs.closeSync(fd);
+    } catch (e) {
+      fail(e);
+    }
+  };
+  return {
+    on(_event, listener) {
+      onError.push(listener);
+    },
+    once(event, listener) {
+      if (event === 'error') onError.push(listener);
+    },
+    write(chunk) {
+      if (failure || closed) return true;
+      const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      try {
+        for (let off = 0; off < data.length; ) {
+          const n = fs.writeSync(fd, data, off, data.length - off);
+          if (n <= 0) throw new Error(`write to the output file made no progress (${n})`);
+          off += n;
+        }
+      } catch (e) {
+        fail(e);
+      }
+      return true;
+    },
+    end(done) {
+      close();
+      done();
+    },
+    destroy: close,
+  };
+}
+
 /**
  * Writes a stream to a file up to a cap, then keeps reading (so the writer never blocks) and
  * counts. While the file is written, a full write buffer pauses the stream until it drains, so
@@ -104,7 +170,7 @@ export type HelperMessage =
  * Self-contained (it uses only its parameters): the spawn helper gets its source text
  * (src/engine/spawner.ts `program`), and src/engine/proc.ts's in-process path calls it.
  */
-export function captureStream(stream: Readable, out: FsModule.WriteStream, cap: number, marker = false): { done: Promise<number>; stop(): void; failed: Promise<Error> } {
+export function captureStream(stream: Readable, out: CaptureSink, cap: number, marker = false): { done: Promise<number>; stop(): void; failed: Promise<Error> } {
   // RAW: parsers and judges read the answer as the engine gave it; the file lies in the job's
   // outputs/ folder and is redacted in place when the job ends, after grading (src/run/job.ts).
   let total = 0;
@@ -164,6 +230,7 @@ export function spawnHelperMain(
   captureTo: typeof captureStream,
   join: (a: string, b: string) => string,
   removeTree: typeof removeWalk,
+  sinkFor: typeof fileSink,
 ): void {
   // `ps` shows this instead of the whole program text.
   process.title = 'skill-up spawn helper';
@@ -270,10 +337,8 @@ export function spawnHelperMain(
         return;
       }
     }
-    const outFile = fs.createWriteStream(q.stdoutFile, { fd: fds[0] });
-    const errFile = fs.createWriteStream(q.stderrFile, { fd: fds[1] });
-    outFile.on('error', () => undefined);
-    errFile.on('error', () => undefined);
+    const outFile = sinkFor(fs, fds[0]!);
+    const errFile = sinkFor(fs, fds[1]!);
     const closeFiles = () => {
       outFile.destroy();
       errFile.destroy();

@@ -21,7 +21,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { debuglog } from 'node:util';
 import { removeWalk } from '../runtime/remove-walk.js';
-import { captureStream, GROUP_EXIT_WAIT_MS, PIPE_DRAIN_MS, spawnHelperMain, type HelperMessage, type HelperRemoved, type HelperResult, type HelperRunRequest } from './spawn-helper.js';
+import { captureStream, fileSink, GROUP_EXIT_WAIT_MS, PIPE_DRAIN_MS, spawnHelperMain, type HelperMessage, type HelperRemoved, type HelperResult, type HelperRunRequest } from './spawn-helper.js';
 
 /** `NODE_DEBUG=skill-up` prints these lines on stderr (`SKILL-UP <pid>: …`). */
 const debug = debuglog('skill-up');
@@ -99,7 +99,7 @@ export function spawnHelperPid(): number | undefined {
 
 /** The `node -e` program: the helper's function applied to the built-ins it uses, the capture function it shares with proc.ts and the remover it shares with src/runtime/removal.ts. */
 function program(): string {
-  return `(${spawnHelperMain.toString()})(require('node:child_process'), require('node:fs'), require('node:string_decoder'), ${PIPE_DRAIN_MS}, ${GROUP_EXIT_WAIT_MS}, ${captureStream.toString()}, require('node:path').join, ${removeWalk.toString()})`;
+  return `(${spawnHelperMain.toString()})(require('node:child_process'), require('node:fs'), require('node:string_decoder'), ${PIPE_DRAIN_MS}, ${GROUP_EXIT_WAIT_MS}, ${captureStream.toString()}, require('node:path').join, ${removeWalk.toString()}, ${fileSink.toString()})`;
 }
 
 function hold(h: Helper, delta: number): void {
