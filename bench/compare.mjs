@@ -10,10 +10,11 @@
 // promptfoo is installed into bench/promptfoo/node_modules on first use (`npm install` there,
 // about a minute; BENCH_SKIP_PROMPTFOO=1 skips the comparison). BENCH_COMPARE_ROUNDS (default 5).
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { removeAtExit } from './scratch.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..');
@@ -154,7 +155,7 @@ export async function benchCompare() {
   console.log(row(`promptfoo ${version}`, pfr));
   console.log(`skill-up / promptfoo wall     ${ratio.toFixed(2)}  (target ≤ 0.50)`);
   console.log(`skill-up peak RSS             ${rss.toFixed(0)} MB  (target ≤ 100 MB; the largest process of the tree)`);
-  rmSync(root, { recursive: true, force: true });
+  removeAtExit(root);
   return { ratio, rss };
 }
 

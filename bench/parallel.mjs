@@ -3,9 +3,10 @@
 // 200 at 8 and 16). Efficiency = (jobs × 0.5 s / parallelism) / wall time, for the whole `run`
 // command (loading, jobs, grading, reports) and for the job phase alone (first job start to
 // last job end, from result.json). Target ≥ 90 % at 16.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { removeAtExit } from './scratch.mjs';
 
 const SLEEP_S = 0.5;
 
@@ -36,6 +37,6 @@ export async function benchParallel(main, quietly) {
     console.log(`${String(p).padStart(11)}  ${String(jobs).padStart(4)}  ${`${(ideal / 1000).toFixed(2)} s`.padStart(7)}  ${`${(wall / 1000).toFixed(2)} s`.padStart(11)}  ${`${(100 * eff).toFixed(0)}%`.padStart(10)}  ${`${(phase / 1000).toFixed(2)} s`.padStart(10)}  ${`${((100 * ideal) / phase).toFixed(0)}%`.padStart(10)}${code ? `  exit ${code}` : ''}`);
   }
   console.log('target: ≥ 90 % at parallelism 16 (whole run)');
-  rmSync(root, { recursive: true, force: true });
+  removeAtExit(root);
   return at16;
 }

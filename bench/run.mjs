@@ -1,36 +1,42 @@
 #!/usr/bin/env node
 // Harness benchmarks (issues: skill-up core, performance). Runs skill-up on generated suites
 // and prints the numbers the issues set targets for, each with its target. Not a test: nothing
-// here asserts. Sections, in order (BENCH_SKIP_<NAME>=1 skips one):
+// here asserts. Everything it creates lives in its own scratch folder (bench/scratch.mjs: BENCH_TMPDIR,
+// default ~/.cache/skill-up-bench), removed at exit. Sections, in order (BENCH_SKIP_<NAME>=1 skips one):
 //
+//   startup (bench/startup.mjs): `node -e 0`, reading a 200-case suite's files, and skill-up's
+//         --help, validate and run --dry-run on it (target: dry run ≤ 2 × node -e 0 + read).
+//   claude: a one-job skill-up run against a bare `claude -p` (whole processes; ≤ 1.3 ×).
+//   engines: skill-up's share of each real engine's time, one job at a time.
+//   reports: every report format of 10,000 synthetic job results: time per format, file sizes;
+//   html page: the 10,000-job report in Chromium (when installed): load, filter, open a case.
+//   core: 200 jobs of a custom engine that exits at once, parallelism 8 →
+//         harness overhead per job (job wall time minus engine time, median and p95), the peak
+//         RSS of the skill-up process and its CPU per job through the executable (≤ 5 ms).
 //   promptfoo (bench/compare.mjs): the same 200 tests through skill-up and promptfoo (installed
 //         into bench/promptfoo on first use, never a dependency), whole processes, alternating:
 //         wall, CPU, peak RSS, the wall ratio (target ≤ 0.5) and skill-up's RSS (≤ 100 MB).
-//   startup (bench/startup.mjs): `node -e 0`, reading a 200-case suite's files, and skill-up's
-//         --help, validate and run --dry-run on it (target: dry run ≤ 2 × node -e 0 + read).
 //   parallel (bench/parallel.mjs): efficiency at parallelism 1/4/8/16 of jobs sleeping 0.5 s.
-//   claude: a one-job skill-up run against a bare `claude -p` (whole processes; ≤ 1.3 ×).
-//   engines: skill-up's share of each real engine's time, one job at a time.
-//   core: 200 jobs of a custom engine that exits at once, parallelism 8 →
-//         harness overhead per job (job wall time minus engine time, median and p95)
-//         and the peak RSS of the skill-up process.
-//   reports: every report format of 10,000 synthetic job results: time per format, file sizes.
 //   inputs: large and hostile inputs the tests check for correctness (a 64k-key YAML map,
 //         a 20 MB case file, RE2 on (a+)+$ against 1 MB): the time of each.
-//   html page: the 10,000-job report in Chromium (when installed): load, filter, open a case.
 //   journal: the cost of one synced line of the run journal (1,000 appends).
 //   stats: gates and verdicts by simulation through the CLI with a random agent (bench/stats.mjs):
 //         exit-code shares, verdict counts and PASS-vs-FAIL flips per scenario (BENCH_STATS_RUNS).
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { removeAtExit, scratchRoot } from './scratch.mjs';
 /* global document -- read only inside page.evaluate, which runs in Chromium */
 
 // As the skill-up executable (src/cli/skill-up.cts) does: libuv's pool size must be set before
-// Node starts its ES module loader, so this script runs itself again with it set.
+// Node starts its ES module loader, so this script runs itself again with it set; with TMPDIR
+// set to the benchmark's own scratch folder (bench/scratch.mjs says why), for it and every
+// process it starts.
 if (process.env.UV_THREADPOOL_SIZE === undefined) {
   const { spawnSync } = await import('node:child_process');
-  const r = spawnSync(process.execPath, process.argv.slice(1), { stdio: 'inherit', env: { ...process.env, UV_THREADPOOL_SIZE: '16' } });
+  const scratch = scratchRoot();
+  console.log(`scratch folder: ${scratch} (TMPDIR of the benchmark and of every process it starts; BENCH_TMPDIR chooses another)`);
+  const r = spawnSync(process.execPath, process.argv.slice(1), { stdio: 'inherit', env: { ...process.env, UV_THREADPOOL_SIZE: '16', TMPDIR: scratch } });
   process.exit(r.status ?? 1);
 }
 const { main } = await import('../dist/src/cli/main.js');
@@ -69,15 +75,27 @@ trials: 10
     writeFileSync(join(skill, `evals/cases/case-${i}.yaml`), `input:\n  prompt: "job ${i}"\nexpect:\n  exit_code: 0\n`);
   }
   const out = join(root, 'out');
-  let peak = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const code = await main(['run', skill, '--output-dir', out]);
-  const cpu = process.cpuUsage(cpu0);
-  const wall = performance.now() - t0;
-  clearInterval(sampler);
-  const maxRssKb = process.resourceUsage().maxRSS;
+  // In a Node process of its own (skill-up's ES modules, as `npm test` loads them), so that its
+  // RSS is the run's alone, not what earlier sections left in this one (10,000 jobs' reports).
+  const probe = `const [dist, skill, out, file] = process.argv.slice(1);
+    const { main } = await import(dist + '/src/cli/main.js');
+    const { writeFileSync } = await import('node:fs');
+    let peak = process.memoryUsage().rss;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const code = await main(['run', skill, '--output-dir', out]);
+    const cpu = process.cpuUsage(cpu0);
+    const wall = performance.now() - t0;
+    clearInterval(sampler);
+    writeFileSync(file, JSON.stringify({ code, cpu, wall, maxRssKb: process.resourceUsage().maxRSS, peak }));
+    process.exit(0);`;
+  const { spawnSync } = await import('node:child_process');
+  const measured = join(root, 'in-process.json');
+  const dist = new URL('../dist', import.meta.url).pathname;
+  const ran = spawnSync(process.execPath, ['--input-type=module', '-e', probe, dist, skill, out, measured], { stdio: 'inherit' });
+  if (ran.status !== 0) throw new Error(`the in-process core run failed (exit ${ran.status})`);
+  const { code, cpu, wall, maxRssKb, peak } = JSON.parse(readFileSync(measured, 'utf8'));
   const result = JSON.parse(readFileSync(join(out, 'iteration-1/result.json'), 'utf8'));
   const overhead = result.jobs.map((j) => j.duration_ms - j.engine_duration_ms);
   const engine = result.jobs.map((j) => j.engine_duration_ms);
@@ -90,13 +108,13 @@ trials: 10
   console.log(`harness CPU per job           ${((cpu.user + cpu.system) / 1000 / result.jobs.length).toFixed(1)} ms (user+sys of the skill-up process, engine processes excluded)`);
   console.log(`peak memory (max RSS)         ${(maxRssKb / 1024).toFixed(0)} MB (sampled RSS peak ${(peak / 1048576).toFixed(0)} MB)  (target < 200 MB)`);
   // The same 200 jobs through the executable a user runs (bin/skill-up: bundle, code cache), the
-  // number the target is for. The in-process figure above also pays compiling skill-up's ES modules.
+  // number the target is for. The figure above also pays optimising skill-up's ES modules.
   const exe = await executableCpu(skill, join(root, 'exe'), Number(process.env.BENCH_CORE_RUNS ?? 3));
   console.log(
     `harness CPU per job, executable ${exe.perJob.toFixed(1)} ms  (target ≤ 5 ms; medians of ${exe.runs}: skill-up ${exe.main.toFixed(2)} s + its spawn helper ${exe.helper.toFixed(2)} s, ` +
       `minus the dry run's ${exe.dry.toFixed(2)} s of start-up, over ${exe.jobs} jobs; the engines' own CPU is not counted)`,
   );
-  rmSync(root, { recursive: true, force: true });
+  removeAtExit(root);
 }
 
 /**
@@ -234,7 +252,7 @@ trials: 1
     const [w, wo] = [time(process.env), time(without)];
     console.log(`node -e 0 with / without ${passed.join(', ')}: ${w.toFixed(0)} / ${wo.toFixed(0)} ms (a cost of this environment that every Node process, the bare claude -p included, pays)`);
   }
-  rmSync(root, { recursive: true, force: true });
+  removeAtExit(root);
 }
 
 // reports: every report format (json, junit, markdown, benchmark, html) of 10,000 synthetic
@@ -357,9 +375,9 @@ async function benchReports() {
   const cliFresh = reportCli(cliFreshDir);
   execFileSync('sync');
   const cliExisting = reportCli(cliFreshDir);
-  // Removed only now: this ext4 is slow to create files for a while after many were deleted.
-  rmSync(freshDir, { recursive: true, force: true });
-  rmSync(cliFreshDir, { recursive: true, force: true });
+  // Removed at the benchmark's exit (bench/scratch.mjs): this ext4 is slow to create files for a while after many were deleted.
+  removeAtExit(freshDir);
+  removeAtExit(cliFreshDir);
   const { statSync, readdirSync } = await import('node:fs');
   let perRun = 0;
   let perRunBytes = 0;
@@ -389,7 +407,7 @@ async function benchReports() {
   console.log(`  per-run grading.json + eval_metadata.json: ${perRun} files, ${kb(perRunBytes)}`);
   const html = files.find((f) => f.endsWith('.html'));
   if (html) await benchHtmlPage(html);
-  rmSync(root, { recursive: true, force: true });
+  removeAtExit(root);
 }
 
 // html page: the report of benchReports in headless Chromium (driven by playwright-core, at
@@ -427,7 +445,7 @@ async function benchHtmlPage(file) {
     console.log(`html page in Chromium          loaded in ${loadMs.toFixed(0)} ms, status filter ${filterMs.toFixed(0)} ms, case opened in ${openMs.toFixed(0)} ms  (targets: 10 s, 2 s, 2 s; about 0.3 s each when idle)`);
   } finally {
     await browser.close();
-    rmSync(home, { recursive: true, force: true });
+    removeAtExit(home);
   }
 }
 
@@ -445,7 +463,7 @@ async function benchJournal() {
   await j.close();
   console.log(`\n== journal: ${n} appended jobs of about 2 KB ==`);
   console.log(`per synced line               ${perLine.toFixed(2)} ms  (write + fdatasync; about 0.3-0.5 ms on ext4, target well under 25 ms)`);
-  rmSync(root, { recursive: true, force: true });
+  removeAtExit(root);
 }
 
 // inputs: the large and hostile inputs of test/config/bad-input.test.ts and
@@ -476,7 +494,7 @@ async function benchInputs() {
   t = performance.now();
   const { suite } = await loadSuite(skill, { cwd: skill });
   console.log(`${(text.length / 1e6).toFixed(0)} MB case file load           ${(performance.now() - t).toFixed(0)} ms, ${Object.keys(suite.cases[0].context.files).length} workspace files  (target: seconds)`);
-  rmSync(root, { recursive: true, force: true });
+  removeAtExit(root);
 
   const evil = compileRegex('(a+)+$');
   const megabyte = `${'a'.repeat(1024 * 1024)}!`;
@@ -527,18 +545,21 @@ async function benchEngines() {
     const pass = `${result.totals.pass}/${result.jobs.length}`;
     console.log(`${name.padEnd(13)} ${pass.padEnd(5)} ${`${job.toFixed(0)} ms`.padStart(10)}  ${`${eng.toFixed(0)} ms`.padStart(21)}  ${`${(((job - eng) / eng) * 100).toFixed(1)}% (${(job - eng).toFixed(0)} ms)`.padStart(13)}${code ? `  exit ${code}` : ''}`);
   }
-  rmSync(root, { recursive: true, force: true });
+  removeAtExit(root);
 }
 
 // Each section prints its own table with the target beside it; BENCH_SKIP_<SECTION>=1 skips one.
+// The sections that create many files and measure time (reports, the per-job CPU of core) run
+// before the ones that delete tens of thousands (promptfoo's rounds, parallel, stats): see
+// bench/scratch.mjs for what deleted files cost the next ones created here.
 const { quietly } = await import('./stats.mjs');
-if (!process.env.BENCH_SKIP_PROMPTFOO) await (await import('./compare.mjs')).benchCompare();
 if (!process.env.BENCH_SKIP_STARTUP) await (await import('./startup.mjs')).benchStartup();
-await benchCore();
-if (!process.env.BENCH_SKIP_PARALLEL) await (await import('./parallel.mjs')).benchParallel(main, quietly);
 if (!process.env.BENCH_SKIP_CLAUDE) await benchClaude();
 if (!process.env.BENCH_SKIP_ENGINES) await benchEngines();
 if (!process.env.BENCH_SKIP_REPORTS) await benchReports();
+if (!process.env.BENCH_SKIP_CORE) await benchCore();
+if (!process.env.BENCH_SKIP_PROMPTFOO) await (await import('./compare.mjs')).benchCompare();
+if (!process.env.BENCH_SKIP_PARALLEL) await (await import('./parallel.mjs')).benchParallel(main, quietly);
 if (!process.env.BENCH_SKIP_INPUTS) await benchInputs();
 if (!process.env.BENCH_SKIP_JOURNAL) await benchJournal();
 if (!process.env.BENCH_SKIP_STATS) await (await import('./stats.mjs')).benchStats(main);

@@ -2,11 +2,12 @@
 // BENCH_STARTUP_RUNS (default 10), alternating: `node -e 0`; a node script that only reads every
 // file of a 200-case suite (the floor for loading it); `skill-up run --dry-run`, `validate` and
 // `--help` on that suite. Target: the dry run ≤ 2 × `node -e 0` + the time to read the files.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LAUNCHER, measure, median } from './compare.mjs';
+import { removeAtExit } from './scratch.mjs';
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '../dist/src/cli/skill-up.cjs');
 
@@ -51,7 +52,7 @@ export async function benchStartup() {
       rss[name].push(m.rssMb);
     }
   }
-  rmSync(root, { recursive: true, force: true });
+  removeAtExit(root);
   const med = (k) => median(times[k]);
   const node = med('node -e 0');
   const read = Math.max(0, med('node: read the suite files') - node);
