@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { setProcessObserver, withJob } from '../../src/engine/observe.js';
+import { currentJob, setProcessObserver, withJob } from '../../src/engine/observe.js';
 import { afterNextProcessStart, ProcessOutputError, runProcess, type ProcOptions } from '../../src/engine/proc.js';
 import { spawnHelperPid, spawnHelperStats } from '../../src/engine/spawner.js';
 import { alive, killAll } from '../support/proc.js';
@@ -124,7 +124,9 @@ describe.each([
   it('a child that escaped the group and holds the pipes is let go of after the drain time', async () => {
     const esc = join(dir, 'escaped');
     const t0 = Date.now();
-    const r = await runProcess('/bin/sh', ['-c', `setsid sh -c 'echo $$ > ${esc}; exec sleep 30' & sleep 0.2; echo main done`], opts());
+    // The main process waits until the escaped child has left the group (its pid written after
+    // setsid): a fixed sleep lost that race on a loaded machine, and the group kill took it too.
+    const r = await runProcess('/bin/sh', ['-c', `setsid sh -c 'echo $$ > ${esc}.tmp; mv ${esc}.tmp ${esc}; exec sleep 30' & while [ ! -s ${esc} ]; do sleep 0.05; done; echo main done`], opts());
     const took = Date.now() - t0;
     const pid = Number(readFileSync(esc, 'utf8'));
     leftovers.push(pid);
@@ -169,5 +171,16 @@ describe.each([
     await withJob('job-2', () => runProcess(process.execPath, ['-e', script], opts()));
     expect(lines).toEqual(['job-2: a 1xé', 'job-2: second', 'job-2: last']);
     expect(readFileSync(join(dir, 'err.txt'), 'utf8')).toBe('a 1xé\nsecond\nlast');
+  });
+
+  it('without an observer a job is not tagged (no AsyncLocalStorage, so no promise hooks); with one it is', async () => {
+    setProcessObserver(undefined);
+    expect(await withJob('job-3', async () => currentJob())).toBeUndefined();
+    setProcessObserver({});
+    expect(await withJob('job-4', async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      return currentJob();
+    })).toBe('job-4');
+    setProcessObserver(undefined);
   });
 });

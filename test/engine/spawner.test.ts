@@ -239,4 +239,22 @@ describe.runIf(process.platform === 'linux')('removing workspaces in the helper 
     // Nothing there: nothing to do.
     await expect(removeTree(join(dir, 'missing'))).resolves.toBeUndefined();
   });
+
+  it("a job's workspace and home go in one request (removeTrees); the first failure rejects", { timeout: 30_000 }, async () => {
+    const { removeTrees } = await import('../../src/runtime/removal.js');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const dir = mkdtempSync(join(tmpdir(), 'su-helper-rm2-'));
+    const r = await runProcess('/bin/true', [], { cwd: dir, env: { PATH: process.env.PATH }, stdoutFile: join(dir, 'o'), stderrFile: join(dir, 'e'), timeoutMs: 10_000 });
+    expect(r.exitCode).toBe(0);
+    const [ws, home] = [join(dir, 'ws'), join(dir, 'ws-home')];
+    mkdirSync(join(ws, '.agents/skills/x'), { recursive: true });
+    writeFileSync(join(ws, '.agents/skills/x/SKILL.md'), 'x');
+    mkdirSync(join(home, '.config'), { recursive: true });
+    const before = spawnHelperStats().removals;
+    await removeTrees([ws, home]);
+    expect(spawnHelperStats().removals, 'one request for both').toBe(before + 1);
+    expect([existsSync(ws), existsSync(home)]).toEqual([false, false]);
+    // A path that cannot be removed (/proc/self, a link the kernel owns) rejects.
+    await expect(removeTrees([join(dir, 'missing'), '/proc/self'])).rejects.toThrow();
+  });
 });

@@ -45,6 +45,21 @@ describe('removePlantedLinks', () => {
     expect(readFileSync(join(v, 'bashrc'), 'utf8')).toBe('original');
   });
 
+  it('a folder an agent filled (6,000 entries) is scanned whole, links past the first slices included, and the event loop turns meanwhile', async () => {
+    const v = victim();
+    const dir = mkdtempSync(join(tmpdir(), 'su-job-'));
+    mkdirSync(join(dir, 'outputs/many'), { recursive: true });
+    for (let i = 0; i < 6000; i++) writeFileSync(join(dir, 'outputs/many', `f${i}`), '');
+    symlinkSync(v, join(dir, 'outputs/many/zz-late-link'));
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const removed = await removePlantedLinks(dir);
+    clearInterval(ticker);
+    expect(removed).toEqual(['outputs/many/zz-late-link']);
+    expect(existsSync(join(dir, 'outputs/many/zz-late-link'))).toBe(false);
+    expect(turns, 'timers ran while the folder was scanned').toBeGreaterThan(0);
+  });
+
   it('a job folder that is itself a link is unlinked', async () => {
     const v = victim();
     const dir = join(mkdtempSync(join(tmpdir(), 'su-job-')), 'run-1');

@@ -243,6 +243,34 @@ describe('a planned snapshot (read once per run, installed per job)', () => {
     expect(await mode(path.join(fromSnapshot, 'references/notes.md'))).toBe(0o666);
   });
 
+  test('a snapshot over the direct-install limits (40 files, 300 KB) is written through the thread pool with the same result: bytes, modes, links; again over an existing install', async () => {
+    await mkdir(path.join(skillDir, 'many'));
+    for (let i = 0; i < 40; i++) await writeFile(path.join(skillDir, 'many', `f${i}.txt`), `file ${i}\n`);
+    await writeFile(path.join(skillDir, 'many', 'big.bin'), Buffer.alloc(300 * 1024, 7));
+    const plan = await planSkillInstall({ skillDir, include: [], exclude: [], snapshot: true });
+    expect(plan.content).toBeDefined();
+    expect(plan.entries.length).toBeGreaterThan(32);
+    const fromSnapshot = fresh();
+    const copied = fresh();
+    const applied = await applySkillInstall(plan, fromSnapshot);
+    await applySkillInstall(await planSkillInstall({ skillDir, include: [], exclude: [] }), copied);
+    const files = await tree(copied);
+    expect(await tree(fromSnapshot)).toEqual(files);
+    expect([...applied.states!.keys()].sort()).toEqual([...applied.files].sort());
+    for (const f of files) {
+      const [a, b] = [path.join(fromSnapshot, f), path.join(copied, f)];
+      const [la, lb] = [await lstat(a), await lstat(b)];
+      expect([f, la.mode]).toEqual([f, lb.mode]);
+      if (la.isSymbolicLink()) expect(await readlink(a)).toBe(await readlink(b));
+      else expect((await readFile(a)).equals(await readFile(b))).toBe(true);
+    }
+    // A second install over the first (an earlier attempt's folder) replaces every file.
+    await writeFile(path.join(fromSnapshot, 'many/f3.txt'), 'changed by an agent');
+    const again = await applySkillInstall(plan, fromSnapshot);
+    expect(again.fresh).toBe(false);
+    expect(await readFile(path.join(fromSnapshot, 'many/f3.txt'), 'utf8')).toBe('file 3\n');
+  });
+
   test('every job gets the source as planned, even after an earlier job changed its copy or the folder changed', async () => {
     const original = await readFile(path.join(skillDir, 'SKILL.md'));
     const plan = await planSkillInstall({ skillDir, include: [], exclude: [], snapshot: true });
