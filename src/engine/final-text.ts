@@ -14,7 +14,7 @@
  * Judges read the whole text from the file (src/judge/text.ts): substring checks stream it,
  * checks that need it in memory load it through a process-wide gate.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRawWriteStream } from '../util/out.js';
@@ -118,24 +118,29 @@ export async function textFromFile(jobDir: string, rel: string, trim: 'end' | 'n
   const file = join(jobDir, rel);
   let fd: number;
   try {
-    fd = openSync(file, 'r');
+    // Never through a link, never waiting on a FIFO: an agent can replace its own output file
+    // during its turn (the job becomes an `error`, the run goes on).
+    fd = openSync(file, READ_FLAGS);
   } catch (e) {
-    // Only a file that was never written is an empty answer; EMFILE, EACCES, … must surface
-    // (the job becomes `error`), never grade as a `fail` on an empty message.
+    // Only a file that was never written is an empty answer; EMFILE, EACCES, ELOOP … must
+    // surface (the job becomes `error`), never grade as a `fail` on an empty message.
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { text: '', bytes: 0 };
     throw e;
   }
   // Most answers are small: read whole with direct system calls (four thread-pool hand-offs
   // would cost more CPU than the reads, issue 13); a larger file through the pool below.
   try {
-    const size = fstatSync(fd).size;
-    if (size <= INLINE_TEXT_BYTES) return trimmed(readWholeSync(fd, size).toString('utf8'), trim);
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error(`${rel} is not a regular file (the agent replaced it)`), { code: 'EINVAL' });
+    if (st.size <= INLINE_TEXT_BYTES) return trimmed(readWholeSync(fd, st.size).toString('utf8'), trim);
   } finally {
     closeSync(fd);
   }
-  const fh = await open(file, 'r');
+  const fh = await open(file, READ_FLAGS);
   try {
-    const size = (await fh.stat()).size;
+    const st = await fh.stat();
+    if (!st.isFile()) throw Object.assign(new Error(`${rel} is not a regular file (the agent replaced it)`), { code: 'EINVAL' });
+    const size = st.size;
     if (size <= INLINE_TEXT_BYTES + 64 * 1024) {
       // Small enough to read whole, trailing white space included.
       const whole = trimmed((await readAt(fh, 0, size)).toString('utf8'), trim);
@@ -150,6 +155,9 @@ export async function textFromFile(jobDir: string, rel: string, trim: 'end' | 'n
     await fh.close();
   }
 }
+
+/** How {@link textFromFile} opens: read-only, never through a symbolic link, never waiting (a FIFO). */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /** `text` trimmed as {@link textFromFile}'s `trim` says, with its UTF-8 length. */
 function trimmed(text: string, trim: 'end' | 'newline' | 'none'): { text: string; bytes: number } {

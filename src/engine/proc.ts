@@ -6,7 +6,8 @@
 import { spawn } from 'node:child_process';
 import { createRawWriteStream } from '../util/out.js';
 import { redactor } from '../util/redact.js';
-import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, readFile, type FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { currentJob, processObserver, type ProcessObserver } from './observe.js';
@@ -70,14 +71,13 @@ const liveGroups = new Set<number>();
  * Records process group `pgid` (a detached child's pid) as one that must not outlive
  * skill-up: {@link killAllGroups} kills it, and so does the reaper (engine/reaper.ts) if
  * skill-up dies, SIGKILL included. Every detached child skill-up starts (engines, setup
- * steps, script judges) is tracked from its spawn to {@link untrackGroup}. `reaper: false`
- * for a group the spawn helper started: the helper kills its groups itself when skill-up goes
- * away (src/engine/spawn-helper.ts), so telling the reaper too would only cost two pipe
- * writes and the reaper's work per process (issue 13).
+ * steps, script judges) is tracked from its spawn to {@link untrackGroup}, those the spawn
+ * helper started too: the helper kills them itself when skill-up goes away, but not when both
+ * are killed at once (`pkill -9 -f skill-up` matches both), which the reaper still covers.
  */
-export function trackGroup(pgid: number, opts: { reaper?: boolean } = {}): void {
+export function trackGroup(pgid: number): void {
   liveGroups.add(pgid);
-  if (opts.reaper !== false) watchGroup(pgid);
+  watchGroup(pgid);
   if (startWaiters.length > 0) {
     const due = startWaiters.splice(0);
     setImmediate(() => due.forEach((fn) => fn()));
@@ -264,7 +264,7 @@ async function runThroughHelper(file: string, args: string[], opts: ProcOptions)
         // `run -v` / `-vv` (engine/observe.ts): the command line, and stderr line by line.
         observer?.spawned?.(job, file, args, opts.cwd);
         pid = p;
-        if (p) trackGroup(p, { reaper: false });
+        if (p) trackGroup(p);
       },
       stderr: (text) => lines?.write(text),
       lost(p) {
@@ -534,41 +534,49 @@ function describeStartError(e: Error, file: string): string {
   return `${file}: ${e.message}`;
 }
 
-/** The beginning of a file, decoded as UTF-8, at most `maxBytes`. Missing file = empty. */
-export async function readHead(file: string, maxBytes: number): Promise<{ text: string; truncated: boolean; size: number }> {
-  let size: number;
+/**
+ * An engine output file opened for reading, with its size: never through a symbolic link,
+ * never waiting on a FIFO (an agent can replace its own output files), regular files only.
+ * Undefined when it is missing, unreadable or not a regular file (an excerpt is then empty).
+ */
+async function openOutputFile(file: string): Promise<{ fh: FileHandle; size: number } | undefined> {
+  let fh: FileHandle;
   try {
-    size = (await stat(file)).size;
+    fh = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   } catch {
-    return { text: '', truncated: false, size: 0 };
+    return undefined;
   }
-  const fh = await open(file, 'r');
+  const st = await fh.stat().catch(() => undefined);
+  if (st?.isFile()) return { fh, size: st.size };
+  await fh.close();
+  return undefined;
+}
+
+/** The first `maxBytes` of a file as UTF-8, whether it holds more, and its size (for stderr excerpts in error messages). */
+export async function readHead(file: string, maxBytes: number): Promise<{ text: string; truncated: boolean; size: number }> {
+  const f = await openOutputFile(file);
+  if (!f) return { text: '', truncated: false, size: 0 };
   try {
-    const n = Math.min(size, maxBytes);
+    const n = Math.min(f.size, maxBytes);
     const buf = Buffer.alloc(n);
-    await fh.read(buf, 0, n, 0);
-    return { text: buf.toString('utf8'), truncated: size > maxBytes, size };
+    await f.fh.read(buf, 0, n, 0);
+    return { text: buf.toString('utf8'), truncated: f.size > maxBytes, size: f.size };
   } finally {
-    await fh.close();
+    await f.fh.close();
   }
 }
 
 /** The last `maxBytes` of a file as UTF-8 (for stderr excerpts in error messages). */
 export async function readTail(file: string, maxBytes: number): Promise<string> {
-  let size: number;
+  const f = await openOutputFile(file);
+  if (!f) return '';
   try {
-    size = (await stat(file)).size;
-  } catch {
-    return '';
-  }
-  const fh = await open(file, 'r');
-  try {
-    const n = Math.min(size, maxBytes);
+    const n = Math.min(f.size, maxBytes);
     const buf = Buffer.alloc(n);
-    await fh.read(buf, 0, n, size - n);
+    await f.fh.read(buf, 0, n, f.size - n);
     return buf.toString('utf8');
   } finally {
-    await fh.close();
+    await f.fh.close();
   }
 }
 

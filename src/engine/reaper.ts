@@ -8,8 +8,8 @@
  * group starts and `-<pgid>` when it ends. However skill-up ends (normal exit, crash,
  * SIGKILL, OOM killer), the kernel closes the pipe; the reaper reads EOF, sends SIGKILL to
  * every group still listed, and exits. After a normal exit the list is empty and it just exits.
- * Groups the spawn helper started are not listed: the helper kills them itself when skill-up
- * goes away (src/engine/spawn-helper.ts).
+ * Groups the spawn helper started are listed too: the helper kills them itself when skill-up
+ * goes away, but a `pkill -9 -f skill-up` kills the helper at the same moment.
  *
  * The reaper never keeps skill-up alive (the child and its stdin are unref'ed), holds no
  * other descriptor of skill-up's (Node opens pipes close-on-exec), and runs in `/`. When it

@@ -239,7 +239,9 @@ export function spawnHelperMain(
   /** Cancel functions of the calls running now. */
   const cancels = new Map<number, () => void>();
   const c = fs.constants;
-  const WRITE_FLAGS = c.O_WRONLY | c.O_CREAT | c.O_TRUNC | (c.O_NOFOLLOW ?? 0);
+  // O_NONBLOCK: a FIFO an agent left in place of an output file (a previous turn's `outputs/`)
+  // fails to open (ENXIO) or is refused below, instead of blocking this helper and every job.
+  const WRITE_FLAGS = c.O_WRONLY | c.O_CREAT | c.O_TRUNC | (c.O_NOFOLLOW ?? 0) | (c.O_NONBLOCK ?? 0);
 
   const send = (m: HelperMessage): void => {
     if (process.connected) process.send!(m);
@@ -326,11 +328,14 @@ export function spawnHelperMain(
       send({ t: 'done', id: q.id, result });
     };
     // Both files are opened before the process starts (an agent cannot swap `outputs/` for a
-    // link first), never through a link (O_NOFOLLOW). One that cannot be opened: no process.
+    // link first), never through a link (O_NOFOLLOW), and must be regular files (writes to them
+    // never block the helper). One that cannot be opened: no process.
     const fds: number[] = [];
     for (const f of [q.stdoutFile, q.stderrFile]) {
       try {
-        fds.push(fs.openSync(f, WRITE_FLAGS));
+        const fd = fs.openSync(f, WRITE_FLAGS);
+        fds.push(fd);
+        if (!fs.fstatSync(fd).isFile()) throw Object.assign(new Error(`${f} is not a regular file`), { code: 'EINVAL' });
       } catch (e) {
         for (const fd of fds) fs.closeSync(fd);
         finish({ ...zero, output: { file: f, ...errorOf(e) }, durationMs: performance.now() - started });

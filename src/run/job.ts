@@ -622,7 +622,7 @@ async function unplant(outputDir: string, result: JobResult, when: string): Prom
   const removed = await removePlantedLinks(outputDir, folders);
   if (!folders.has('outputs')) await mkdir(join(outputDir, 'outputs'), { recursive: true });
   if (removed.length) {
-    note(result, `removed ${removed.length} symbolic or hard link(s) planted in the job folder ${when}: ${removed.slice(0, 5).join(', ')}${removed.length > 5 ? ', …' : ''}`);
+    note(result, `removed ${removed.length} symbolic or hard link(s) or special file(s) planted in the job folder ${when}: ${removed.slice(0, 5).join(', ')}${removed.length > 5 ? ', …' : ''}`);
   }
 }
 

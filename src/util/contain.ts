@@ -128,7 +128,8 @@ export const MAX_LINK_SCAN_ENTRIES = 200_000;
 
 /**
  * Removes (unlinks, never follows) every symbolic link under `dir`, `dir` itself included,
- * and every file name under it whose file has more than one hard link, and returns their
+ * every FIFO, socket and device node (opening one could block skill-up or hand its output to
+ * the agent), and every file name under it whose file has more than one hard link, and returns their
  * `dir`-relative POSIX paths (`.` for `dir`). skill-up creates no link in a job folder, so
  * any link there was planted by an agent given `${output_dir}`: left in place, a later write
  * by skill-up (response.md, raw output, collected artifacts) would go through a linked FOLDER
@@ -163,7 +164,7 @@ export async function removePlantedLinks(dir: string, folders?: Set<string>): Pr
       if (seen % LINK_SCAN_SLICE === 0) await new Promise((r) => setImmediate(r));
       const childRel = rel ? `${rel}/${e.name}` : e.name;
       const child = path.join(abs, e.name);
-      if (e.isSymbolicLink()) {
+      if (e.isSymbolicLink() || e.isFIFO() || e.isSocket() || e.isCharacterDevice() || e.isBlockDevice()) {
         unlinkQuietly(child);
         removed.push(childRel);
       } else if (e.isDirectory()) {

@@ -15,7 +15,7 @@
  * answer, a spilled final text: {@link createRawWriteStream}), are redacted in place by
  * {@link redactUntracked} when the job ends, after grading.
  */
-import { constants, createReadStream, createWriteStream, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync, type WriteStream } from 'node:fs';
+import { constants, createReadStream, createWriteStream, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync, type WriteStream } from 'node:fs';
 import { appendFile, copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Writable } from 'node:stream';
@@ -43,12 +43,14 @@ function clean(data: string | Buffer): string | Buffer {
 /**
  * Open flags for every file this module writes: create or truncate, never through a symbolic
  * link in the last path component (an agent given `${output_dir}` could plant `response.md →
- * /etc/passwd`; the write then fails with ELOOP and the job is an `error`).
+ * /etc/passwd`; the write then fails with ELOOP and the job is an `error`), and never waiting
+ * on a FIFO planted there (O_NONBLOCK: the open fails with ENXIO when nothing reads it, and a
+ * full pipe fails the write with EAGAIN, instead of blocking skill-up; regular files ignore it).
  */
 // Node accepts numeric open flags everywhere (fs.open's stringToFlags); @types/node types them as strings.
-const WRITE_FLAGS = (constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0)) as unknown as string;
+const WRITE_FLAGS = (constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)) as unknown as string;
 /** As {@link WRITE_FLAGS}, appending. */
-const APPEND_FLAGS = (constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0)) as unknown as string;
+const APPEND_FLAGS = (constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)) as unknown as string;
 
 /** Options of {@link writeText} and {@link writeJson}. */
 export interface WriteOptions {
@@ -236,7 +238,10 @@ export function createRawWriteStream(file: string, opts: { flags?: string; mode?
   } catch {
     return createWriteStream(file, { ...opts, flags }); // fails again, as an 'error' event
   }
-  return createWriteStream(file, { fd });
+  const stream = createWriteStream(file, { fd });
+  // Only a regular file: a FIFO (or device) an agent put there could block or swallow the output.
+  if (!fstatSync(fd).isFile()) stream.destroy(Object.assign(new Error(`${file} is not a regular file`), { code: 'EINVAL' }));
+  return stream;
 }
 
 /**

@@ -153,7 +153,7 @@ describe('a run with an agent that plants links in its job folder (built CLI)', 
     const r = await runCli(['run', skill, '--output-dir', out]);
     expect(readdirSync(v), r.stderr).toEqual([]);
     const job = JSON.parse(readFileSync(join(out, 'iteration-1/result.json'), 'utf8')).jobs[0];
-    expect(job.reason).toMatch(/removed 1 symbolic or hard link\(s\) planted in the job folder after the last turn: outputs\/workspace\/sub/);
+    expect(job.reason).toMatch(/removed 1 symbolic or hard link\(s\) or special file\(s\) planted in the job folder after the last turn: outputs\/workspace\/sub/);
     expect(job.artifacts).toEqual(expect.arrayContaining(['ok.txt', 'sub/pwn.txt']));
     // Collected into the real job folder, not the victim.
     expect(readFileSync(join(out, 'iteration-1', job.output_dir, 'outputs/workspace/sub/pwn.txt'), 'utf8')).toBe('pwned\n');
@@ -186,7 +186,7 @@ describe('a run with an agent that plants links in its job folder (built CLI)', 
     const r = await runCli(['run', skill, '--output-dir', out]);
     expect(readdirSync(v), r.stderr).toEqual([]);
     const job = JSON.parse(readFileSync(join(out, 'iteration-1/result.json'), 'utf8')).jobs[0];
-    expect(job.reason).toMatch(/removed 1 symbolic or hard link\(s\) planted in the job folder before turn 2: outputs/);
+    expect(job.reason).toMatch(/removed 1 symbolic or hard link\(s\) or special file\(s\) planted in the job folder before turn 2: outputs/);
     const dir = join(out, 'iteration-1', job.output_dir);
     expect(readFileSync(join(dir, 'outputs/response.md'), 'utf8')).toBe('answer');
     expect(existsSync(join(dir, 'outputs/workspace/art.txt'))).toBe(true);
