@@ -50,7 +50,11 @@ function runScript(body: string, env: Record<string, string> = {}) {
 }
 
 describe.runIf(process.platform === 'linux')('the spawn helper', () => {
-  it('SIGKILL of skill-up (its sh reaper killed first): the helper kills the engine group, background child included, and exits', { timeout: 60_000 }, async () => {
+  /**
+   * A script (standing for skill-up) that starts a lingering engine through its spawn helper:
+   * the script, the engine's and its background child's pids, the helper's and the sh reaper's.
+   */
+  async function lingeringEngine() {
     const dir = mkdtempSync(join(tmpdir(), 'su-spawner-'));
     const s = runScript(`
       void proc.runProcess('/bin/sh', ['-c', ${JSON.stringify(linger(dir))}], { cwd: '/', env: { PATH: process.env.PATH }, stdoutFile: ${JSON.stringify(join(dir, 'o'))}, stderrFile: ${JSON.stringify(join(dir, 'e'))}, timeoutMs: 300000 });
@@ -59,45 +63,38 @@ describe.runIf(process.platform === 'linux')('the spawn helper', () => {
     const pids = pidsIn(dir);
     leftovers.push(...pids);
     const helper = Number((await waitFor(() => /helper (\d+)/.exec(s.out())?.[1], 10_000)) ?? NaN);
-    expect(childrenWith(s.child.pid!, 'skill-up spawn helper'), 'the helper is a child of skill-up').toEqual([helper]);
-    // Without the reaper only the helper can kill the group.
     const reaper = (await waitFor(() => {
       const r = childrenWith(s.child.pid!, 'groups=');
       return r.length ? r : undefined;
     }, 5000)) ?? [];
+    return { s, pids, helper, reaper };
+  }
+
+  /** `[]` once every pid is gone, within `ms`; undefined if some are still alive then. */
+  const survivorsOf = (pids: number[], ms = 3000) =>
+    waitFor(() => {
+      const left = pids.filter(alive);
+      return left.length === 0 ? [] : undefined;
+    }, ms);
+
+  it('SIGKILL of skill-up (its sh reaper killed first): the helper kills the engine group, background child included, and exits', { timeout: 60_000 }, async () => {
+    const { s, pids, helper, reaper } = await lingeringEngine();
+    expect(childrenWith(s.child.pid!, 'skill-up spawn helper'), 'the helper is a child of skill-up').toEqual([helper]);
+    // Without the reaper only the helper can kill the group.
     expect(reaper).toHaveLength(1);
     process.kill(reaper[0]!, 'SIGKILL');
     expect(await waitFor(() => (alive(reaper[0]!) ? undefined : true), 3000)).toBe(true);
     expect(pids.every(alive), 'the engine still runs after the reaper died').toBe(true);
     s.child.kill('SIGKILL');
-    const survivors = await waitFor(() => {
-      const left = [...pids, helper].filter(alive);
-      return left.length === 0 ? [] : undefined;
-    }, 3000);
-    expect(survivors, 'engine, background child and helper gone within 3 s').toEqual([]);
+    expect(await survivorsOf([...pids, helper]), 'engine, background child and helper gone within 3 s').toEqual([]);
   });
 
   it('skill-up and its helper SIGKILLed at once (`pkill -9 -f skill-up`): the sh reaper kills the engine group, background child included', { timeout: 60_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'su-spawner-'));
-    const s = runScript(`
-      void proc.runProcess('/bin/sh', ['-c', ${JSON.stringify(linger(dir))}], { cwd: '/', env: { PATH: process.env.PATH }, stdoutFile: ${JSON.stringify(join(dir, 'o'))}, stderrFile: ${JSON.stringify(join(dir, 'e'))}, timeoutMs: 300000 });
-      const t = setInterval(() => { const p = spawner.spawnHelperPid(); if (p) { console.log('helper', p); clearInterval(t); } }, 10);`);
-    expect(await waitFor(() => started(dir), 30_000), s.err()).toBe(true);
-    const pids = pidsIn(dir);
-    leftovers.push(...pids);
-    const helper = Number((await waitFor(() => /helper (\d+)/.exec(s.out())?.[1], 10_000)) ?? NaN);
-    const reaper = (await waitFor(() => {
-      const r = childrenWith(s.child.pid!, 'groups=');
-      return r.length ? r : undefined;
-    }, 5000)) ?? [];
+    const { s, pids, helper, reaper } = await lingeringEngine();
     expect(reaper, 'a group the helper started is told to the reaper too').toHaveLength(1);
     process.kill(helper, 'SIGKILL');
     s.child.kill('SIGKILL');
-    const survivors = await waitFor(() => {
-      const left = [...pids, helper, reaper[0]!].filter(alive);
-      return left.length === 0 ? [] : undefined;
-    }, 3000);
-    expect(survivors, 'engine, background child, helper and reaper gone within 3 s').toEqual([]);
+    expect(await survivorsOf([...pids, helper, reaper[0]!]), 'engine, background child, helper and reaper gone within 3 s').toEqual([]);
   });
 
   it('a helper killed mid-run: the call in flight rejects (its group killed), the next call starts a new helper', { timeout: 60_000 }, async () => {

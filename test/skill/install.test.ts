@@ -45,6 +45,17 @@ async function tree(dir: string): Promise<string[]> {
   return out.sort();
 }
 
+/** Each of `files` is the same in both trees: its mode, and its link target or its bytes. */
+async function expectSameFiles(a: string, b: string, files: string[]): Promise<void> {
+  for (const f of files) {
+    const [fa, fb] = [path.join(a, f), path.join(b, f)];
+    const [la, lb] = [await lstat(fa), await lstat(fb)];
+    expect([f, la.mode]).toEqual([f, lb.mode]);
+    if (la.isSymbolicLink()) expect(await readlink(fa)).toBe(await readlink(fb));
+    else expect((await readFile(fa)).equals(await readFile(fb))).toBe(true);
+  }
+}
+
 async function mode(p: string): Promise<number> {
   return (await stat(p)).mode & 0o777;
 }
@@ -233,13 +244,7 @@ describe('a planned snapshot (read once per run, installed per job)', () => {
     await applySkillInstall(await planSkillInstall({ skillDir, include: [], exclude: [] }), copied);
     const files = await tree(copied);
     expect(await tree(fromSnapshot)).toEqual(files);
-    for (const f of files) {
-      const [a, b] = [path.join(fromSnapshot, f), path.join(copied, f)];
-      const [la, lb] = [await lstat(a), await lstat(b)];
-      expect([f, la.mode]).toEqual([f, lb.mode]);
-      if (la.isSymbolicLink()) expect(await readlink(a)).toBe(await readlink(b));
-      else expect((await readFile(a)).equals(await readFile(b))).toBe(true);
-    }
+    await expectSameFiles(fromSnapshot, copied, files);
     expect(await mode(path.join(fromSnapshot, 'references/notes.md'))).toBe(0o666);
   });
 
@@ -257,13 +262,7 @@ describe('a planned snapshot (read once per run, installed per job)', () => {
     const files = await tree(copied);
     expect(await tree(fromSnapshot)).toEqual(files);
     expect([...applied.states!.keys()].sort()).toEqual([...applied.files].sort());
-    for (const f of files) {
-      const [a, b] = [path.join(fromSnapshot, f), path.join(copied, f)];
-      const [la, lb] = [await lstat(a), await lstat(b)];
-      expect([f, la.mode]).toEqual([f, lb.mode]);
-      if (la.isSymbolicLink()) expect(await readlink(a)).toBe(await readlink(b));
-      else expect((await readFile(a)).equals(await readFile(b))).toBe(true);
-    }
+    await expectSameFiles(fromSnapshot, copied, files);
     // A second install over the first (an earlier attempt's folder) replaces every file.
     await writeFile(path.join(fromSnapshot, 'many/f3.txt'), 'changed by an agent');
     const again = await applySkillInstall(plan, fromSnapshot);
