@@ -33,7 +33,7 @@ function suite(agent: string, cases: string[], trials: number, extra: string[] =
   });
 }
 
-function jobsOf(out: string): { case_id: string; trial: number; status: string; reason?: string }[] {
+function jobsOf(out: string): { case_id: string; trial: number; status: string; reason?: string; output_dir: string }[] {
   return JSON.parse(readFileSync(join(out, 'iteration-1/result.json'), 'utf8')).jobs;
 }
 
@@ -66,7 +66,8 @@ describe.runIf(process.platform === 'linux')('an agent that plants a FIFO where 
         'F="$3/outputs/turn-2.stdout.txt"',
         'if [ "$1/$2" = "c1/1" ] && [ ! -e "$3/turned" ]; then',
         '  touch "$3/turned"; mkfifo "$F"',
-        '  setsid sh -c \'exec 3<"$1"; sleep 15\' sh "$F" </dev/null >/dev/null 2>&1 &',
+        // The reader waits in its open() until a writer comes: none does (the FIFO is removed), so the test kills it.
+        '  setsid sh -c \'exec 3<"$1"; sleep 15\' sh "$F" </dev/null >/dev/null 2>&1 & echo $! > "$3/reader.pid"',
         'fi',
         // 300 KB: more than a pipe holds, so a write into the FIFO would block.
         'head -c 300000 /dev/zero | tr "\\0" x; echo " hello $1 $2"',
@@ -81,6 +82,11 @@ describe.runIf(process.platform === 'linux')('an agent that plants a FIFO where 
     expect(jobs, r.stderr).toHaveLength(16);
     expect(jobs.every((j) => j.status === 'pass'), JSON.stringify(jobs.filter((j) => j.status !== 'pass'))).toBe(true);
     const planted = jobs.find((j) => j.case_id === 'c1' && j.trial === 1)!;
+    try {
+      process.kill(Number(readFileSync(join(out, 'iteration-1', planted.output_dir, 'reader.pid'), 'utf8')), 'SIGKILL');
+    } catch {
+      /* gone already */
+    }
     expect(planted.reason).toMatch(/special file\(s\) planted in the job folder before turn 2: outputs\/turn-2\.stdout\.txt/);
   }, 120_000);
 });
