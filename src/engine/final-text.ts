@@ -124,7 +124,9 @@ export async function textFromFile(jobDir: string, rel: string, trim: 'end' | 'n
   } catch (e) {
     // Only a file that was never written is an empty answer; EMFILE, EACCES, ELOOP … must
     // surface (the job becomes `error`), never grade as a `fail` on an empty message.
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { text: '', bytes: 0 };
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { text: '', bytes: 0 };
+    if (code === 'ELOOP') throw Object.assign(new Error(`${rel} is a symbolic link (the agent replaced it); not read`), { code });
     throw e;
   }
   // Most answers are small: read whole with direct system calls (four thread-pool hand-offs

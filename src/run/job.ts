@@ -150,9 +150,12 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
   let ws: Workspace | undefined;
   let container: DockerJob | undefined;
   let kept: Transcript | undefined;
+  /** The job folder exists and has not been swept for planted links since its last turn. */
+  let unswept = false;
   try {
     const folder = await folderReady;
     if (folder instanceof Error) throw new Error(`cannot create the job folder ${outputDir}: ${folder.message}`);
+    unswept = true;
     if (!adapter) throw new Error(`no adapter for engine \`${job.engine}\` in this run`);
     ws = await createWorkspace({
       root: env.workspaceRoot,
@@ -235,6 +238,7 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
     clearTimeout(deadlineTimer);
     // Before skill-up's own writes into the job folder: no link an agent planted there is followed.
     await unplant(outputDir, result, 'after the last turn');
+    unswept = false;
     if (c.mcpServers?.length) markMcpCalls(transcript, c.mcpServers.map((s) => s.name));
     // Compact: read by the report and regrade, not by hand (the same data as indented).
     await writeJson(join(outputDir, 'transcript.json'), transcript, { indent: 0 });
@@ -316,6 +320,9 @@ async function attemptJob(job: Job, env: JobEnv, attempt: number, started: numbe
       const failed = await container.remove();
       if (failed) note(result, `the container ${container.container.name} could not be removed: ${failed}`);
     }
+    // A job that failed before that sweep (an agent swapped its own output file for a link)
+    // keeps no planted link in its folder.
+    if (unswept) await unplant(outputDir, result, 'when the job ended').catch(() => undefined);
     // Graded: the raw engine output (stdout/stderr, spilled final texts, files an engine wrote
     // into outputs/ by itself such as codex's -o file) is redacted in place now, never before.
     await redactFinalTexts(outputDir, result, kept).catch(() => undefined);

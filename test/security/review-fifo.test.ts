@@ -6,7 +6,8 @@
  * regular files; FIFOs, sockets and devices are removed from the job folder like planted links.
  * The run ends, only the agent's own job is an `error`, the others pass.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, writeSkill } from '../cli/helpers.js';
@@ -57,6 +58,31 @@ describe.runIf(process.platform === 'linux')('an agent that plants a FIFO where 
     expect(bad.reason).toMatch(/not a regular file/);
     expect(jobs.filter((j) => j !== bad).every((j) => j.status === 'pass'), JSON.stringify(jobs.filter((j) => j.status !== 'pass'))).toBe(true);
     expect(r.code).toBe(3);
+  }, 120_000);
+
+  it('its own stdout file swapped for a link to a file outside: never read, that job an error, the link gone from the kept folder', async () => {
+    const victim = join(mkdtempSync(join(tmpdir(), 'su-victim-')), 'victim.txt');
+    writeFileSync(victim, 'victim secret');
+    const skill = suite(
+      [
+        '#!/bin/sh',
+        `if [ "$1/$2" = "c1/1" ]; then rm -f "$3/outputs/turn-1.stdout.txt"; ln -s "${victim}" "$3/outputs/turn-1.stdout.txt"; fi`,
+        'echo "hello $1 $2"',
+      ].join('\n'),
+      ['c1'],
+      2,
+    );
+    const out = join(skill, '..', 'out');
+    const r = await runCli(['run', skill, '--output-dir', out]);
+    const jobs = jobsOf(out);
+    const bad = jobs.find((j) => j.case_id === 'c1' && j.trial === 1)!;
+    expect(bad.status, r.stderr).toBe('error');
+    expect(bad.reason).toMatch(/outputs\/turn-1\.stdout\.txt is a symbolic link \(the agent replaced it\); not read/);
+    expect(bad.reason).toMatch(/planted in the job folder when the job ended: outputs\/turn-1\.stdout\.txt/);
+    expect(existsSync(join(out, 'iteration-1', bad.output_dir, 'outputs/turn-1.stdout.txt'))).toBe(false);
+    expect(readFileSync(join(out, 'iteration-1/result.json'), 'utf8')).not.toContain('victim secret');
+    expect(readFileSync(victim, 'utf8')).toBe('victim secret');
+    expect(jobs.find((j) => j.trial === 2)?.status).toBe('pass');
   }, 120_000);
 
   it('a FIFO with a reader that never reads left in place of turn 2\'s stdout file: removed before turn 2, nothing blocks', async () => {
