@@ -120,7 +120,7 @@ export async function textFromFile(jobDir: string, rel: string, trim: 'end' | 'n
   try {
     // Never through a link, never waiting on a FIFO: an agent can replace its own output file
     // during its turn (the job becomes an `error`, the run goes on).
-    fd = openSync(file, READ_FLAGS);
+    fd = openSync(file, OUTPUT_READ_FLAGS);
   } catch (e) {
     // Only a file that was never written is an empty answer; EMFILE, EACCES, ELOOP … must
     // surface (the job becomes `error`), never grade as a `fail` on an empty message.
@@ -133,15 +133,15 @@ export async function textFromFile(jobDir: string, rel: string, trim: 'end' | 'n
   // would cost more CPU than the reads, issue 13); a larger file through the pool below.
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) throw Object.assign(new Error(`${rel} is not a regular file (the agent replaced it)`), { code: 'EINVAL' });
+    if (!st.isFile()) throw notRegular(rel);
     if (st.size <= INLINE_TEXT_BYTES) return trimmed(readWholeSync(fd, st.size).toString('utf8'), trim);
   } finally {
     closeSync(fd);
   }
-  const fh = await open(file, READ_FLAGS);
+  const fh = await open(file, OUTPUT_READ_FLAGS);
   try {
     const st = await fh.stat();
-    if (!st.isFile()) throw Object.assign(new Error(`${rel} is not a regular file (the agent replaced it)`), { code: 'EINVAL' });
+    if (!st.isFile()) throw notRegular(rel);
     const size = st.size;
     if (size <= INLINE_TEXT_BYTES + 64 * 1024) {
       // Small enough to read whole, trailing white space included.
@@ -158,8 +158,13 @@ export async function textFromFile(jobDir: string, rel: string, trim: 'end' | 'n
   }
 }
 
-/** How {@link textFromFile} opens: read-only, never through a symbolic link, never waiting (a FIFO). */
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+/** How an engine's output file is opened for reading: read-only, never through a symbolic link, never waiting (a FIFO). */
+export const OUTPUT_READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/** The error of an output file the agent replaced with something else than a regular file. */
+function notRegular(rel: string): Error {
+  return Object.assign(new Error(`${rel} is not a regular file (the agent replaced it)`), { code: 'EINVAL' });
+}
 
 /** `text` trimmed as {@link textFromFile}'s `trim` says, with its UTF-8 length. */
 function trimmed(text: string, trim: 'end' | 'newline' | 'none'): { text: string; bytes: number } {

@@ -6,10 +6,10 @@
 import { spawn } from 'node:child_process';
 import { createRawWriteStream } from '../util/out.js';
 import { redactor } from '../util/redact.js';
-import { constants } from 'node:fs';
 import { open, readdir, readFile, type FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { OUTPUT_READ_FLAGS } from './final-text.js';
 import { currentJob, processObserver, type ProcessObserver } from './observe.js';
 import { unwatchGroup, watchGroup } from './reaper.js';
 import { captureStream, GROUP_EXIT_WAIT_MS, PIPE_DRAIN_MS, type HelperResult } from './spawn-helper.js';
@@ -542,7 +542,7 @@ function describeStartError(e: Error, file: string): string {
 async function openOutputFile(file: string): Promise<{ fh: FileHandle; size: number } | undefined> {
   let fh: FileHandle;
   try {
-    fh = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    fh = await open(file, OUTPUT_READ_FLAGS);
   } catch {
     return undefined;
   }
